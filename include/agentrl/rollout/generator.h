@@ -1,0 +1,63 @@
+// The generation interface the agent loop talks to.
+//
+// GenerationEngine (rollout/generation_engine.h) is the real implementation:
+// batched KV-cache decoding on the policy. Tests and evaluations may plug a
+// scripted Generator (e.g. an expert policy) instead. Torch-free types.
+//
+// Thread-safety: submit() is safe to call from many threads at once; each
+// returned future is completed exactly once.
+#pragma once
+
+#include <cstdint>
+#include <future>
+#include <string>
+#include <vector>
+
+namespace agentrl::rollout {
+
+struct SamplingParams {
+  double temperature = 1.0;  // 0 = greedy
+  int64_t top_k = 0;         // 0 = off
+  double top_p = 1.0;        // 1 = off
+  uint64_t seed = 0;         // per-request seed: same request + seed -> same tokens
+};
+
+struct GenerationRequest {
+  std::vector<int32_t> prompt;  // full context token ids
+  SamplingParams sampling;
+  int64_t max_new_tokens = 256;
+  std::vector<int32_t> stop_token_ids;  // in addition to the model's EOS
+  std::vector<std::string> stop_strings;
+  bool include_stop_string = true;  // keep the stop string at the end of the text
+  // Requests with the same non-empty cache_key share KV cache: the G samples
+  // of a group (same prompt) prefill once; a later turn of an episode whose
+  // prompt extends the previous request's context reuses it.
+  std::string cache_key;
+  // Priority/ordering key for deterministic mode (lower runs first).
+  int64_t order = 0;
+};
+
+enum class FinishReason { kEos, kStopToken, kStopString, kLength, kContextLimit, kAborted };
+const char* finish_reason_name(FinishReason r);
+
+struct GenerationResult {
+  std::vector<int32_t> tokens;     // generated ids (after any stop-string trimming)
+  std::vector<float> logprobs;     // behaviour log-prob of each generated token
+  std::vector<float> entropies;    // full-vocabulary entropy at each generated position
+  std::string text;                // decoded generated text (ends at the stop string)
+  FinishReason finish_reason = FinishReason::kLength;
+  double queue_seconds = 0.0;
+  double prefill_seconds = 0.0;
+  double decode_seconds = 0.0;
+  int64_t cached_prompt_tokens = 0;  // prompt tokens served from a shared / reused cache
+};
+
+class Generator {
+ public:
+  virtual ~Generator() = default;
+  virtual std::future<GenerationResult> submit(GenerationRequest request) = 0;
+  // Releases cached state for a cache_key (episode finished). Optional.
+  virtual void release(const std::string& cache_key) { (void)cache_key; }
+};
+
+}  // namespace agentrl::rollout

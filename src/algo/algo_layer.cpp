@@ -1,0 +1,1 @@
+// Layer algo: see include/agentrl/algo/.

@@ -1,0 +1,1 @@
+// Layer dist: see include/agentrl/dist/.

@@ -1,0 +1,1 @@
+// Layer model: see include/agentrl/model/.

@@ -1,0 +1,1 @@
+// Layer train: see include/agentrl/train/.
