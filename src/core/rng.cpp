@@ -73,8 +73,9 @@ void Rng::set_state(const std::string& state) {
   char tail;
   if (std::sscanf(state.c_str(), "xoshiro256ss:%16llx:%16llx:%16llx:%16llx%c", &a, &b, &c, &d, &tail) != 4)
     throw FormatError("invalid RNG state '" + state + "' (expected xoshiro256ss:<4 hex words>)");
-  s_ = {a, b, c, d};
+  // Validate before assigning so a bad state leaves the stream untouched.
   if (a == 0 && b == 0 && c == 0 && d == 0) throw FormatError("invalid RNG state: all-zero xoshiro state");
+  s_ = {a, b, c, d};
 }
 
 uint64_t mix_seed(uint64_t a, uint64_t b) {

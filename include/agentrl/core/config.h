@@ -32,6 +32,7 @@
 // static initialisation; a loaded config struct is a plain value.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -79,7 +80,11 @@ class Visitor {
   // Free-form string map (e.g. named prompt templates).
   virtual void field(const char* key, std::map<std::string, std::string>& value, const char* doc) = 0;
 
+  // int fields: the range is intersected with int's, so a value that does not
+  // fit is a range error instead of a silent truncation.
   void field(const char* key, int& value, const char* doc, Range range = {}) {
+    range.lo = std::max(range.lo, static_cast<double>(std::numeric_limits<int>::min()));
+    range.hi = std::min(range.hi, static_cast<double>(std::numeric_limits<int>::max()));
     int64_t v = value;
     field(key, v, doc, range);
     value = static_cast<int>(v);

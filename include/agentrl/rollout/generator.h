@@ -56,6 +56,19 @@ class Generator {
  public:
   virtual ~Generator() = default;
   virtual std::future<GenerationResult> submit(GenerationRequest request) = 0;
+  // Generates a whole set of requests and returns results in the same order.
+  // Implementations with a deterministic mode (GenerationEngine) batch exactly
+  // this set, in vector order, so the outcome depends only on the requests.
+  // Default: submit all, then wait for all.
+  virtual std::vector<GenerationResult> generate_batch(std::vector<GenerationRequest> requests) {
+    std::vector<std::future<GenerationResult>> futures;
+    futures.reserve(requests.size());
+    for (auto& r : requests) futures.push_back(submit(std::move(r)));
+    std::vector<GenerationResult> out;
+    out.reserve(futures.size());
+    for (auto& f : futures) out.push_back(f.get());
+    return out;
+  }
   // Releases cached state for a cache_key (episode finished). Optional.
   virtual void release(const std::string& cache_key) { (void)cache_key; }
 };

@@ -30,6 +30,7 @@ struct Turn {
   std::vector<float> logprobs;            // behaviour log-probs, one per generated token
   std::vector<float> entropies;           // full-vocab entropies, one per generated token
   std::string observation_before;         // env observation the model responded to (GiGPO anchor key)
+  std::string user_message;               // the user-message text rendered into context_tokens (demos, display)
   std::string response;                   // decoded generated text
   std::string action;                     // parsed action sent to the env
   std::string tool_output;                // env observation returned after the action
@@ -53,6 +54,7 @@ struct Trajectory {
   bool success = false;
   bool truncated = false;    // episode hit the turn or context limit
   bool failed = false;       // env threw / timed out: excluded from training
+  bool loss_masked = false;  // kept in group statistics but contributes no loss (SimpleTIR void-turn filter)
   std::string error;
   std::map<std::string, double> metrics;
 

@@ -1,0 +1,56 @@
+// Grouped-query causal self-attention (Ainslie et al. 2023, GQA) with RoPE,
+// optional q/k/v bias (Qwen2) and per-head q/k RMSNorm before RoPE (Qwen3).
+//
+// Memory: scores are computed per block of queries against only the keys the
+// block can see, with one boolean mask [B, Tq, Tk] shared by all heads; the
+// G query heads that share a KV head are folded into the row dimension, so K
+// and V are never repeated in memory (HF's repeat_kv is avoided).
+//
+// Users: TransformerLM (model/transformer.h). Thread-safety: as torch modules.
+#pragma once
+
+#include <torch/torch.h>
+
+#include "agentrl/model/model_args.h"
+#include "agentrl/model/norm.h"
+
+namespace agentrl::model {
+
+// Core attention for full sequences.
+//   q: [B, Hq, T, D], k/v: [B, Hkv, T, D] (Hq % Hkv == 0; query head h uses
+//   KV head h / (Hq/Hkv), as HF's repeat_kv);
+//   allowed: [B, T, T] bool, allowed[b,i,j] = query i may attend key j; it
+//   must be causal (false for j > i: keys after a query block are skipped)
+//   and every row must allow at least one key. Returns [B, Hq, T, D].
+// query_block: queries per block (bounds the [B,Hq,block,T] score memory).
+torch::Tensor grouped_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                                const torch::Tensor& allowed, int64_t query_block = 256);
+
+// Attention of n new queries of one sequence against its cache.
+//   q: [Hq, n, D]; k/v: [Hkv, L, D] (cached keys incl. the n new ones at the
+//   end, L >= n); query i sits at position L-n+i and sees keys [0, L-n+i].
+// Returns [Hq, n, D].
+torch::Tensor cached_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v);
+
+class AttentionImpl : public torch::nn::Module {
+ public:
+  explicit AttentionImpl(const ModelArgs& args);
+
+  // Projections + q/k norm + RoPE for x [..., H] -> q [..., Hq, D],
+  // k,v [..., Hkv, D]; cos/sin [..., D] broadcast over heads.
+  void project(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin, torch::Tensor& q,
+               torch::Tensor& k, torch::Tensor& v);
+
+  // Full-sequence attention: x [B,T,H], cos/sin [B,T,D], allowed [B,T,T].
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin,
+                        const torch::Tensor& allowed);
+
+  Dense q_proj{nullptr}, k_proj{nullptr}, v_proj{nullptr}, o_proj{nullptr};
+  RMSNorm q_norm{nullptr}, k_norm{nullptr};  // over head_dim, registered only when qk_norm
+
+  int64_t num_heads, num_kv_heads, head_dim;
+  double eps;
+};
+TORCH_MODULE(Attention);
+
+}  // namespace agentrl::model

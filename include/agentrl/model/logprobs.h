@@ -1,0 +1,58 @@
+// Per-token log-probabilities and entropies of a TransformerLM, computed in
+// chunks of tokens so that the [B,T,V] float32 logits tensor never exists at
+// once (V = 151936 for Qwen): only [chunk_tokens, V] logits live at a time, in
+// the forward and in the backward, which recomputes each chunk's logits (the
+// same trick as fused linear + cross-entropy kernels).
+//
+// Definitions (aligned with input_ids, as rollout/train_batch.h expects):
+//   logprobs[b,t]    = log p(input_ids[b,t] | input_ids[b,<t])
+//   entropy[b,t]     = -sum_j p_j log p_j of the distribution that predicted t
+//   prob_sq_sum[b,t] = sum_j p_j^2 of that distribution (no gradient)
+// with p = softmax(float32(logits at t-1)). All three are 0 at t = 0, where
+// attention_mask[b,t] or attention_mask[b,t-1] is false (padding, the first
+// real token under left padding) and at the first token of a packed segment
+// (position_ids[t] != position_ids[t-1] + 1): no prediction exists there.
+//
+// Gradients flow into the model through logprobs, and through entropy when
+// opts.entropy_grad (otherwise entropy is returned detached).
+//
+// Thread-safety: as the model's forward.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <cstdint>
+
+#include "agentrl/model/transformer.h"
+
+namespace agentrl::model {
+
+struct LogprobOptions {
+  int64_t chunk_tokens = 1024;  // rows of logits materialised at once
+  bool entropy_grad = false;    // let gradients flow through entropy
+  bool want_prob_sq = false;    // fill prob_sq_sum (else it is undefined)
+};
+
+struct TokenStats {
+  torch::Tensor logprobs;     // [B,T] float32
+  torch::Tensor entropy;      // [B,T] float32
+  torch::Tensor prob_sq_sum;  // [B,T] float32, only when want_prob_sq
+};
+
+TokenStats logprobs_and_entropy(TransformerLM& model, const torch::Tensor& input_ids,
+                                const torch::Tensor& attention_mask, const torch::Tensor& position_ids,
+                                const LogprobOptions& opts = {});
+
+// The lower-level piece: hidden [N,H] rows, lm-head weight [V,H], targets [N]
+// int64 -> (logprob [N], entropy [N], prob_sq [N] (if want_prob_sq)), float32,
+// chunked with recomputing backward. Differentiable w.r.t. hidden and weight.
+TokenStats chunked_token_stats(const torch::Tensor& hidden, const torch::Tensor& weight,
+                               const torch::Tensor& targets, const LogprobOptions& opts = {});
+
+// The mask of positions that have a prediction (see above): [B,T] bool.
+torch::Tensor prediction_mask(const torch::Tensor& attention_mask, const torch::Tensor& position_ids);
+
+// HF-style position ids for a padded batch: cumsum(mask) - 1, 0 at padding. [B,T] int64.
+torch::Tensor position_ids_from_mask(const torch::Tensor& attention_mask);
+
+}  // namespace agentrl::model

@@ -1,0 +1,89 @@
+// Configuration of rollouts: how episodes are run, prompted and batched.
+// Config sections "rollout" (RolloutConfig) and "prompt" (PromptConfig).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "agentrl/core/config.h"
+
+namespace agentrl::rollout {
+
+// Prompt text of an agent episode. Placeholders, replaced literally:
+//   {task}                 the env's task description
+//   {observation}          the current observation (truncated to the budget)
+//   {admissible_actions}   comma-separated admissible actions ("" if none)
+//   {step}                 1-based index of the current step
+//   {history}              window mode: the last k "Observation: ...\nAction: ..." pairs
+struct PromptConfig {
+  std::string system =
+      "You are an agent acting in a text environment. Think briefly inside <think> </think>, then give "
+      "exactly one action inside <action> </action>.";
+  // First user message of an episode (both modes) and every window-mode step.
+  std::string first_user = "Task: {task}\nObservation: {observation}\nAdmissible actions: {admissible_actions}";
+  // Later user messages in full mode (the observation after an action).
+  std::string next_user = "Observation: {observation}\nAdmissible actions: {admissible_actions}";
+  // Window mode: every step's single user message.
+  std::string window_user =
+      "Task: {task}\n{history}Step {step}. Observation: {observation}\nAdmissible actions: {admissible_actions}";
+  // How a scripted expert phrases its response (used for demos).
+  std::string expert_response = "<think>{thought}</think><action>{action}</action>";
+  bool show_admissible_actions = true;
+
+  void visit(config::Visitor& v) {
+    v.field("system", system, "system prompt (empty = no system message)");
+    v.field("first_user", first_user, "first user message; placeholders {task} {observation} {admissible_actions} {step}");
+    v.field("next_user", next_user, "full mode: user message after each action");
+    v.field("window_user", window_user, "window mode: the user message of every step (adds {history})");
+    v.field("expert_response", expert_response, "response format of the scripted expert ({thought}, {action})");
+    v.field("show_admissible_actions", show_admissible_actions, "fill {admissible_actions} (else empty)");
+  }
+};
+
+struct RolloutConfig {
+  int64_t group_size = 8;          // G episodes per task (same env seed)
+  int64_t tasks_per_iteration = 16;  // B tasks per iteration
+  std::string context_mode = "full";  // full | window
+  int64_t window_turns = 2;        // window mode: k previous turns shown
+  int64_t max_turns = 50;          // cap on steps (env's own limit also applies)
+  int64_t max_new_tokens = 256;    // per turn
+  int64_t max_context_tokens = 4096;  // prompt + generation; beyond it the episode ends truncated
+  int64_t observation_token_budget = 512;  // longer observations are cut with a marker
+  double temperature = 1.0;
+  double top_p = 1.0;
+  int64_t top_k = 0;
+  double eval_temperature = 0.0;   // 0 = greedy evaluation
+  double invalid_action_penalty = 0.0;  // subtracted from the reward per invalid action
+  int64_t concurrency = 64;        // episodes in flight at once
+  double episode_timeout_s = 600;  // wall-clock limit per episode; beyond it the episode fails
+  bool deterministic = true;       // lock-step turns: bit-exact reproducible rollouts
+  bool dump_trajectories = true;   // write rollouts/iter_N.jsonl in the run directory
+
+  void visit(config::Visitor& v) {
+    v.field("group_size", group_size, "episodes per task (GRPO group size G)", config::Range::at_least(1));
+    v.field("tasks_per_iteration", tasks_per_iteration, "tasks sampled per iteration (B)", config::Range::at_least(1));
+    v.field("context_mode", context_mode, "full: one growing sequence per episode; window: each step is a fresh prompt",
+            {"full", "window"});
+    v.field("window_turns", window_turns, "window mode: previous turns shown in the prompt", config::Range::at_least(0));
+    v.field("max_turns", max_turns, "maximum agent turns per episode", config::Range::at_least(1));
+    v.field("max_new_tokens", max_new_tokens, "maximum generated tokens per turn", config::Range::at_least(1));
+    v.field("max_context_tokens", max_context_tokens, "context limit (prompt + generation)", config::Range::at_least(16));
+    v.field("observation_token_budget", observation_token_budget, "observations longer than this are truncated",
+            config::Range::at_least(8));
+    v.field("temperature", temperature, "sampling temperature for training rollouts (0 = greedy)", config::Range::at_least(0));
+    v.field("top_p", top_p, "nucleus sampling (1 = off)", config::Range::open_closed(0, 1));
+    v.field("top_k", top_k, "top-k sampling (0 = off)", config::Range::at_least(0));
+    v.field("eval_temperature", eval_temperature, "sampling temperature at evaluation (0 = greedy)", config::Range::at_least(0));
+    v.field("invalid_action_penalty", invalid_action_penalty, "reward penalty per invalid action", config::Range::at_least(0));
+    v.field("concurrency", concurrency, "episodes in flight at once", config::Range::at_least(1));
+    v.field("episode_timeout_s", episode_timeout_s,
+            "time limit of one episode in seconds: its env time in deterministic (lock-step) mode, its wall time "
+            "in throughput mode; beyond it the episode fails",
+            config::Range::positive());
+    v.field("deterministic", deterministic, "lock-step rollouts that are reproducible bit for bit");
+    v.field("dump_trajectories", dump_trajectories, "write each iteration's trajectories as JSONL");
+  }
+};
+
+}  // namespace agentrl::rollout

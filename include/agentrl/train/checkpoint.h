@@ -1,0 +1,55 @@
+// CheckpointManager: atomic, complete-or-absent checkpoint directories.
+//
+// A checkpoint is written into `step_<N>.tmp/`, every file is fsynced, the
+// directory is renamed to `step_<N>/` and the `latest` pointer file is
+// replaced atomically; then all but the newest `keep` checkpoints are
+// deleted. A crash (even kill -9) at any moment leaves either the previous
+// complete checkpoint or the new one: `.tmp` directories are never resumed
+// from and are cleaned up by the next save.
+//
+// Layout of one checkpoint (written by the trainers):
+//   model/              HF model directory (config.json, model.safetensors, tokenizer files)
+//   optimizer.pt        optimizer state (torch::save)
+//   trainer_state.json  iteration, stage, RNG streams, task cursor, counters
+//   metrics.jsonl       metrics history up to this checkpoint
+//   config.yaml         the resolved config of the run
+//
+// Thread-safety: one manager per run, used by one thread.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace agentrl::train {
+
+class CheckpointManager {
+ public:
+  CheckpointManager(std::string dir, int64_t keep);
+
+  // Writes checkpoint `step` through `write(tmp_dir)`; returns its final path.
+  std::string save(int64_t step, const std::function<void(const std::string& tmp_dir)>& write);
+  // Newest complete checkpoint in dir, if any.
+  std::optional<std::string> latest() const;
+  // Complete checkpoints, oldest first.
+  std::vector<std::string> list() const;
+  const std::string& dir() const { return dir_; }
+
+  // Resolves `--resume auto|PATH`: auto = newest complete checkpoint of dir
+  // (nullopt when there is none); PATH must be a complete checkpoint
+  // (ConfigError otherwise, saying why).
+  static std::optional<std::string> resolve(const std::string& dir, const std::string& resume);
+  // Step number encoded in a checkpoint path ("…/step_000012" -> 12).
+  static int64_t step_of(const std::string& path);
+
+ private:
+  std::string dir_;
+  int64_t keep_;
+};
+
+// fsyncs every regular file under `dir` and the directories themselves.
+void fsync_tree(const std::string& dir);
+
+}  // namespace agentrl::train

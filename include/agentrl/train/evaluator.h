@@ -1,0 +1,48 @@
+// Evaluator: runs held-out episodes with the evaluation sampling settings
+// and reports the env's own metrics: success overall and per task type,
+// mean score and reward, turns, invalid actions.
+//
+// Thread-safety: one evaluation at a time per Evaluator.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "agentrl/envs/env.h"
+#include "agentrl/rollout/agent_loop.h"
+#include "agentrl/rollout/generator.h"
+
+namespace agentrl::train {
+
+struct EvalReport {
+  std::string split;
+  int64_t episodes = 0;
+  int64_t failed = 0;
+  double success_rate = 0.0;
+  double mean_score = 0.0;
+  double mean_reward = 0.0;
+  double mean_turns = 0.0;
+  double invalid_action_ratio = 0.0;
+  std::map<std::string, std::pair<int64_t, int64_t>> per_type;  // type -> (successes, episodes)
+  std::vector<rollout::Trajectory> trajectories;
+
+  // "eval/success_rate", "eval/success/<type>", ...
+  std::map<std::string, double> scalars(const std::string& prefix = "eval/") const;
+  nlohmann::json to_json() const;
+};
+
+// Evaluates the first `episodes` tasks of `split` (0 = all) in natural order,
+// one episode per task, seeds derived from `seed`.
+EvalReport evaluate(rollout::Generator& generator, std::shared_ptr<const envs::EnvSuite> suite,
+                    std::shared_ptr<const rollout::AgentContext> ctx, const std::string& split, int64_t episodes,
+                    uint64_t seed);
+
+// Summarises already-finished trajectories (also used for scripted policies).
+EvalReport summarize(const std::string& split, std::vector<rollout::Trajectory> trajectories);
+
+}  // namespace agentrl::train

@@ -1,0 +1,87 @@
+// Building blocks of the trainers: run directory, metrics sinks, agent
+// contexts, the task cursor, group collection with dynamic-sampling refills,
+// resume-config checks. Kept apart from trainer.cpp so the RL loop itself
+// stays short and readable.
+//
+// Thread-safety: trainer thread only.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "agentrl/algo/filter.h"
+#include "agentrl/core/collective.h"
+#include "agentrl/core/metrics.h"
+#include "agentrl/envs/env.h"
+#include "agentrl/rollout/agent_loop.h"
+#include "agentrl/rollout/generator.h"
+#include "agentrl/rollout/train_batch.h"
+#include "agentrl/train/experiment_config.h"
+#include "agentrl/train/policy.h"
+
+namespace agentrl::train {
+
+struct RunPaths {
+  std::string run_dir, config, log, metrics, tb, checkpoints, rollouts;
+};
+
+// Creates <output_dir>/<name>/{checkpoints,rollouts,tb}, starts logging to
+// the console and log.txt, sets LibTorch threads, writes config.yaml.
+// Rank 0 owns console, log.txt, config.yaml and metrics; rank r > 0 logs to
+// log_rank<r>.txt only.
+RunPaths prepare_run(const ExperimentConfig& cfg, int rank = 0, int world_size = 1);
+
+// Console + metrics.jsonl + TensorBoard sinks. When resuming at step N the
+// JSONL keeps only lines with step <= N.
+std::unique_ptr<MetricsLogger> make_run_metrics(const ExperimentConfig& cfg, const RunPaths& paths,
+                                                int64_t resume_step);
+
+// Refuses to resume when the checkpoint's config differs from `cfg` in a key
+// outside resume_allowed_changes(); the ConfigError names every such key
+// with both values.
+void check_resume_config(const ExperimentConfig& cfg, const std::string& checkpoint_dir);
+
+std::shared_ptr<rollout::AgentContext> make_agent_context(const ExperimentConfig& cfg, const Policy& policy,
+                                                          bool eval);
+
+// Seeded cursor over a split: epoch e visits the tasks in the order
+// tasks.ordered(split, mix(seed, e)); (epoch, position) is the whole state.
+struct TaskCursor {
+  std::string split;
+  uint64_t seed = 0;
+  int64_t epoch = 0;
+  int64_t position = 0;
+  std::vector<envs::Task> next(const envs::TaskSource& tasks, int64_t n);
+};
+
+// Rolls out rollout.tasks_per_iteration groups, applies the filters, and
+// re-samples new groups while dynamic sampling dropped some (up to
+// algorithm.zero_variance.max_retries extra rounds). Failed episodes are
+// counted and removed. Writes rollouts/iter_<it>.jsonl when configured.
+// Adds "rollout/...", "filter/..." scalars (summed over ranks) to `metrics`.
+// With several ranks every rank draws the same global task list and runs
+// the groups of its own slice (groups are never split across ranks, and
+// seeds follow the global group index, so the union equals a 1-rank run).
+std::vector<rollout::Trajectory> collect_groups(rollout::Generator& generator,
+                                                std::shared_ptr<const envs::EnvSuite> suite,
+                                                std::shared_ptr<const rollout::AgentContext> ctx,
+                                                const std::vector<std::unique_ptr<algo::TrajectoryFilter>>& filters,
+                                                const ExperimentConfig& cfg, TaskCursor& cursor, int64_t iteration,
+                                                std::map<std::string, double>& metrics, const RunPaths& paths,
+                                                Collective& collective);
+
+// Behaviour (engine) vs recomputed pi_old log-prob mismatch on loss tokens.
+void add_mismatch_metrics(const rollout::TrainBatch& batch, std::map<std::string, double>& metrics);
+
+// A deep copy of a model (frozen reference policy).
+model::TransformerLM clone_model(model::TransformerLM& model);
+
+inline double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace agentrl::train

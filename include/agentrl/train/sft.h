@@ -1,0 +1,52 @@
+// Supervised fine-tuning: next-token loss on assistant tokens only.
+//
+// Data comes from JSONL chat conversations ({"messages": [{"role", "content"}, ...]},
+// rendered with the policy's chat template; loss on the assistant spans it
+// reports) or from expert trajectories of an env (loss on generated tokens,
+// exactly the tokens RL would train on).
+//
+// Thread-safety: trainer thread only.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "agentrl/core/rng.h"
+#include "agentrl/model/transformer.h"
+#include "agentrl/rollout/trajectory.h"
+#include "agentrl/text/chat_template.h"
+#include "agentrl/train/experiment_config.h"
+
+namespace agentrl::train {
+
+struct SftSequence {
+  std::vector<int32_t> ids;
+  std::vector<float> loss_mask;  // 1 on tokens that are trained (assistant output)
+};
+
+// Reads chat JSONL; lines are validated (FormatError "FILE:LINE: ..." on a
+// malformed line or a message without role/content). Conversations longer
+// than max_tokens are truncated.
+std::vector<SftSequence> sft_sequences_from_jsonl(const std::string& path, const text::ChatTemplate& chat,
+                                                  int64_t max_tokens);
+std::vector<SftSequence> sft_sequences_from_trajectories(const std::vector<rollout::Trajectory>& trajectories,
+                                                         int64_t max_tokens);
+
+struct SftReport {
+  int64_t steps = 0;
+  double first_epoch_loss = 0.0;  // mean token loss of the first epoch
+  double last_epoch_loss = 0.0;   // mean token loss of the last epoch
+};
+
+using StepCallback = std::function<void(int64_t step, const std::map<std::string, double>& scalars)>;
+
+// Trains `model` with AdamW (cfg.optim) for cfg.epochs over `data` in
+// batches of cfg.batch_tokens padded tokens. Batch order is shuffled per
+// epoch with `rng`.
+SftReport run_sft(model::TransformerLM& model, const std::vector<SftSequence>& data, const SftConfig& cfg,
+                  int64_t logprob_chunk_tokens, Rng& rng, const StepCallback& on_step = {});
+
+}  // namespace agentrl::train

@@ -1,1 +1,0 @@
-// Layer algo: see include/agentrl/algo/.

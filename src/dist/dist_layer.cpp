@@ -1,1 +1,0 @@
-// Layer dist: see include/agentrl/dist/.

@@ -1,0 +1,232 @@
+#define USE_C10D_GLOO 1
+#include "agentrl/dist/process_group.h"
+
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#if defined(AGENTRL_WITH_CUDA)
+#define USE_C10D_NCCL 1
+#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+#endif
+
+#include <cstdlib>
+#include <cstring>
+
+#include "agentrl/core/error.h"
+
+namespace agentrl::dist {
+namespace {
+
+const char* env(const char* name) {
+  const char* v = std::getenv(name);
+  return (v != nullptr && *v != 0) ? v : nullptr;
+}
+
+int env_int(const char* name, int fallback) {
+  const char* v = env(name);
+  if (v == nullptr) return fallback;
+  char* end = nullptr;
+  long x = std::strtol(v, &end, 10);
+  if (end == v || *end != 0 || x < 0 || x > 1 << 20)
+    throw ConfigError(std::string("environment variable ") + name + "='" + v + "' is not a non-negative integer");
+  return static_cast<int>(x);
+}
+
+}  // namespace
+
+Rendezvous rendezvous_from_env() {
+  Rendezvous r;
+  if (env("WORLD_SIZE") || env("RANK")) {
+    r.source = "torchrun";
+    r.rank = env_int("RANK", 0);
+    r.world_size = env_int("WORLD_SIZE", 1);
+    r.local_rank = env_int("LOCAL_RANK", 0);
+  } else if (env("SLURM_PROCID") && env("SLURM_NTASKS")) {
+    r.source = "slurm";
+    r.rank = env_int("SLURM_PROCID", 0);
+    r.world_size = env_int("SLURM_NTASKS", 1);
+    r.local_rank = env_int("SLURM_LOCALID", 0);
+  } else if (env("OMPI_COMM_WORLD_RANK")) {
+    r.source = "mpi";
+    r.rank = env_int("OMPI_COMM_WORLD_RANK", 0);
+    r.world_size = env_int("OMPI_COMM_WORLD_SIZE", 1);
+    r.local_rank = env_int("OMPI_COMM_WORLD_LOCAL_RANK", 0);
+  }
+  if (r.world_size < 1) throw ConfigError("WORLD_SIZE must be at least 1");
+  if (r.rank >= r.world_size)
+    throw ConfigError("rank " + std::to_string(r.rank) + " is not below the world size " +
+                      std::to_string(r.world_size) + " (" + r.source + " variables)");
+  if (const char* a = env("MASTER_ADDR")) r.master_addr = a;
+  else if (r.world_size > 1 && r.source != "torchrun")
+    throw ConfigError("MASTER_ADDR is not set for a " + std::to_string(r.world_size) + "-process " + r.source +
+                      " job (export the address of the rank-0 host)");
+  r.master_port = env_int("MASTER_PORT", r.master_port);
+  if (r.master_port < 1 || r.master_port > 65535)
+    throw ConfigError("MASTER_PORT " + std::to_string(r.master_port) + " is not a valid port");
+  return r;
+}
+
+struct ProcessGroup::Impl {
+  c10::intrusive_ptr<c10d::Store> store;
+  c10::intrusive_ptr<c10d::ProcessGroup> pg;
+  torch::Device device = torch::kCPU;
+};
+
+ProcessGroup::ProcessGroup(const Rendezvous& rv, torch::Device device, std::chrono::milliseconds timeout)
+    : impl_(std::make_unique<Impl>()), rank_(rv.rank), world_(rv.world_size) {
+  impl_->device = device;
+  c10d::TCPStoreOptions so;
+  so.port = static_cast<uint16_t>(rv.master_port);
+  so.isServer = rv.rank == 0;
+  so.numWorkers = rv.world_size;
+  so.waitWorkers = true;
+  so.timeout = timeout;
+  try {
+    impl_->store = c10::make_intrusive<c10d::TCPStore>(rv.master_addr, so);
+  } catch (const std::exception& e) {
+    throw IoError("rendezvous with " + rv.master_addr + ":" + std::to_string(rv.master_port) + " failed (rank " +
+                  std::to_string(rv.rank) + " of " + std::to_string(rv.world_size) + "): " + e.what());
+  }
+  if (device.is_cuda()) {
+#if defined(AGENTRL_WITH_CUDA)
+    auto opts = c10d::ProcessGroupNCCL::Options::create();
+    opts->timeout = timeout;
+    impl_->pg = c10::make_intrusive<c10d::ProcessGroupNCCL>(impl_->store, rv.rank, rv.world_size, opts);
+    backend_name_ = "nccl";
+#else
+    throw ConfigError("device is CUDA but this agentrl build has no CUDA LibTorch (NCCL unavailable)");
+#endif
+  } else {
+    auto opts = c10d::ProcessGroupGloo::Options::create();
+    opts->timeout = timeout;
+    opts->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
+    if (rv.master_addr != "127.0.0.1" && rv.master_addr != "localhost") {
+      opts->devices.clear();
+      opts->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
+    }
+    impl_->pg = c10::make_intrusive<c10d::ProcessGroupGloo>(impl_->store, rv.rank, rv.world_size, opts);
+    backend_name_ = "gloo";
+  }
+}
+
+ProcessGroup::~ProcessGroup() = default;
+
+static c10d::ReduceOp to_c10d(ProcessGroup::Op op) {
+  switch (op) {
+    case ProcessGroup::Op::kSum: return c10d::ReduceOp::SUM;
+    case ProcessGroup::Op::kMin: return c10d::ReduceOp::MIN;
+    case ProcessGroup::Op::kMax: return c10d::ReduceOp::MAX;
+  }
+  return c10d::ReduceOp::SUM;
+}
+
+void ProcessGroup::all_reduce(torch::Tensor& t, Op op) {
+  if (world_ == 1) return;
+  std::vector<torch::Tensor> v{t};
+  c10d::AllreduceOptions o;
+  o.reduceOp = to_c10d(op);
+  impl_->pg->allreduce(v, o)->wait();
+}
+
+void ProcessGroup::broadcast(torch::Tensor& t, int root) {
+  if (world_ == 1) return;
+  std::vector<torch::Tensor> v{t};
+  c10d::BroadcastOptions o;
+  o.rootRank = root;
+  impl_->pg->broadcast(v, o)->wait();
+}
+
+std::vector<torch::Tensor> ProcessGroup::all_gather(const torch::Tensor& t) {
+  if (world_ == 1) return {t.clone()};
+  std::vector<std::vector<torch::Tensor>> out(1);
+  for (int i = 0; i < world_; ++i) out[0].push_back(torch::empty_like(t));
+  std::vector<torch::Tensor> in{t};
+  impl_->pg->allgather(out, in)->wait();
+  return out[0];
+}
+
+void ProcessGroup::barrier() {
+  if (world_ == 1) return;
+  impl_->pg->barrier()->wait();
+}
+
+void C10dCollective::reduce(std::vector<double>& values, ProcessGroup::Op op) {
+  if (values.empty() || pg_.world_size() == 1) return;
+  auto t = torch::tensor(values, torch::kFloat64);
+  pg_.all_reduce(t, op);
+  auto a = t.accessor<double, 1>();
+  for (size_t i = 0; i < values.size(); ++i) values[i] = a[static_cast<int64_t>(i)];
+}
+void C10dCollective::all_reduce_sum(std::vector<double>& v) { reduce(v, ProcessGroup::Op::kSum); }
+void C10dCollective::all_reduce_min(std::vector<double>& v) { reduce(v, ProcessGroup::Op::kMin); }
+void C10dCollective::all_reduce_max(std::vector<double>& v) { reduce(v, ProcessGroup::Op::kMax); }
+
+GradientSynchronizer::GradientSynchronizer(ProcessGroup& pg, std::vector<torch::Tensor> params, int64_t bucket_bytes)
+    : pg_(pg), params_(std::move(params)) {
+  int64_t cur = 0;
+  buckets_.emplace_back();
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const int64_t bytes = params_[i].numel() * params_[i].element_size();
+    if (cur > 0 && cur + bytes > bucket_bytes) {
+      buckets_.emplace_back();
+      cur = 0;
+    }
+    buckets_.back().push_back(i);
+    cur += bytes;
+  }
+}
+
+void GradientSynchronizer::all_reduce(bool average) {
+  if (pg_.world_size() == 1) return;
+  torch::NoGradGuard g;
+  for (const auto& bucket : buckets_) {
+    std::vector<torch::Tensor> grads;
+    for (size_t i : bucket) {
+      auto& p = params_[i];
+      if (!p.grad().defined()) p.mutable_grad() = torch::zeros_like(p);
+      grads.push_back(p.grad().reshape({-1}));
+    }
+    auto flat = torch::cat(grads);
+    pg_.all_reduce(flat, ProcessGroup::Op::kSum);
+    if (average) flat.div_(pg_.world_size());
+    int64_t off = 0;
+    for (size_t i : bucket) {
+      auto& p = params_[i];
+      const int64_t n = p.numel();
+      p.mutable_grad().copy_(flat.slice(0, off, off + n).view_as(p));
+      off += n;
+    }
+  }
+}
+
+void broadcast_parameters(ProcessGroup& pg, torch::nn::Module& module, int root) {
+  torch::NoGradGuard g;
+  for (auto& p : module.parameters()) {
+    auto t = p.detach();
+    pg.broadcast(t, root);
+  }
+}
+
+uint64_t parameter_hash(torch::nn::Module& module) {
+  // FNV-1a over the raw bytes of every parameter (contiguous CPU copies).
+  uint64_t h = 1469598103934665603ULL;
+  for (const auto& p : module.named_parameters()) {
+    for (char c : p.key()) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+    auto t = p.value().detach().to(torch::kCPU).contiguous();
+    const auto* b = static_cast<const unsigned char*>(t.data_ptr());
+    const size_t n = static_cast<size_t>(t.numel() * t.element_size());
+    for (size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211ULL;
+  }
+  return h;
+}
+
+bool parameters_in_sync(ProcessGroup& pg, torch::nn::Module& module) {
+  const uint64_t h = parameter_hash(module);
+  auto t = torch::tensor({static_cast<int64_t>(h)}, torch::kInt64);
+  auto all = pg.all_gather(t);
+  for (const auto& x : all)
+    if (x.item<int64_t>() != static_cast<int64_t>(h)) return false;
+  return true;
+}
+
+}  // namespace agentrl::dist

@@ -1,0 +1,120 @@
+#include "agentrl/model/attention.h"
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "agentrl/model/rope.h"
+#include "agentrl/model/transformer.h"
+
+namespace agentrl::model {
+namespace {
+
+// softmax over the last dim in float32 (float64 stays float64), cast back to
+// the activation dtype, as HF's eager attention does.
+torch::Tensor softmax_like_hf(const torch::Tensor& scores) {
+  const auto compute = scores.scalar_type() == torch::kFloat64 ? torch::kFloat64 : torch::kFloat32;
+  return torch::softmax(scores, -1, compute).to(scores.scalar_type());
+}
+
+}  // namespace
+
+torch::Tensor grouped_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                                const torch::Tensor& allowed, int64_t query_block) {
+  const int64_t B = q.size(0), Hq = q.size(1), T = q.size(2), D = q.size(3);
+  const int64_t Hkv = k.size(1), G = Hq / Hkv;
+  const double scale = 1.0 / std::sqrt(static_cast<double>(D));
+  auto qg = q.reshape({B, Hkv, G, T, D});
+  std::vector<torch::Tensor> outs;
+  for (int64_t s = 0; s < T; s += query_block) {
+    const int64_t n = std::min(query_block, T - s), e = s + n;  // causal: block sees keys [0, e)
+    auto qb = qg.narrow(3, s, n).reshape({B, Hkv, G * n, D});
+    auto kb = k.narrow(2, 0, e), vb = v.narrow(2, 0, e);
+    auto scores = torch::matmul(qb, kb.transpose(-1, -2)).mul_(scale).view({B, Hkv, G, n, e});
+    auto mask = allowed.narrow(1, s, n).narrow(2, 0, e).unsqueeze(1).unsqueeze(1);  // [B,1,1,n,e]
+    scores = scores.masked_fill(mask.logical_not(), -std::numeric_limits<double>::infinity());
+    auto probs = softmax_like_hf(scores).view({B, Hkv, G * n, e});
+    outs.push_back(torch::matmul(probs, vb).view({B, Hkv, G, n, D}));
+  }
+  auto out = outs.size() == 1 ? outs[0] : torch::cat(outs, 3);
+  return out.reshape({B, Hq, T, D});
+}
+
+torch::Tensor cached_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v) {
+  const int64_t Hq = q.size(0), n = q.size(1), D = q.size(2);
+  const int64_t Hkv = k.size(0), L = k.size(1), G = Hq / Hkv;
+  const double scale = 1.0 / std::sqrt(static_cast<double>(D));
+  const int64_t past = L - n;
+  auto qg = q.reshape({Hkv, G, n, D});
+  constexpr int64_t kBlock = 256;
+  std::vector<torch::Tensor> outs;
+  for (int64_t s = 0; s < n; s += kBlock) {
+    const int64_t m = std::min(kBlock, n - s), e = past + s + m;  // keys [0, e)
+    auto qb = qg.narrow(2, s, m).reshape({Hkv, G * m, D});
+    auto kb = k.narrow(1, 0, e), vb = v.narrow(1, 0, e);
+    auto scores = torch::matmul(qb, kb.transpose(-1, -2)).mul_(scale);
+    if (m > 1) {
+      // query s+i sits at position past+s+i and sees keys j <= past+s+i.
+      auto qpos = torch::arange(past + s, past + s + m, torch::TensorOptions().dtype(torch::kInt64).device(q.device()));
+      auto kpos = torch::arange(e, torch::TensorOptions().dtype(torch::kInt64).device(q.device()));
+      auto future = kpos.unsqueeze(0) > qpos.unsqueeze(1);  // [m, e]
+      scores = scores.view({Hkv, G, m, e}).masked_fill(future, -std::numeric_limits<double>::infinity());
+      scores = scores.view({Hkv, G * m, e});
+    }
+    auto probs = softmax_like_hf(scores);
+    outs.push_back(torch::matmul(probs, vb).view({Hkv, G, m, D}));
+  }
+  auto out = outs.size() == 1 ? outs[0] : torch::cat(outs, 2);
+  return out.reshape({Hq, n, D});
+}
+
+AttentionImpl::AttentionImpl(const ModelArgs& args)
+    : num_heads(args.num_attention_heads),
+      num_kv_heads(args.num_key_value_heads),
+      head_dim(effective_head_dim(args)),
+      eps(args.rms_norm_eps) {
+  const int64_t H = args.hidden_size;
+  q_proj = register_module("q_proj", Dense(H, num_heads * head_dim, args.attention_bias));
+  k_proj = register_module("k_proj", Dense(H, num_kv_heads * head_dim, args.attention_bias));
+  v_proj = register_module("v_proj", Dense(H, num_kv_heads * head_dim, args.attention_bias));
+  o_proj = register_module("o_proj", Dense(num_heads * head_dim, H, false));
+  if (args.qk_norm) {
+    q_norm = register_module("q_norm", RMSNorm(head_dim, eps));
+    k_norm = register_module("k_norm", RMSNorm(head_dim, eps));
+  }
+}
+
+void AttentionImpl::project(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin,
+                            torch::Tensor& q, torch::Tensor& k, torch::Tensor& v) {
+  auto lead = x.sizes().vec();
+  lead.pop_back();
+  auto shape = [&](int64_t heads) {
+    auto s = lead;
+    s.push_back(heads);
+    s.push_back(head_dim);
+    return s;
+  };
+  q = q_proj(x).view(shape(num_heads));
+  k = k_proj(x).view(shape(num_kv_heads));
+  v = v_proj(x).view(shape(num_kv_heads));
+  if (q_norm) {  // Qwen3: per-head RMSNorm before RoPE
+    q = q_norm(q);
+    k = k_norm(k);
+  }
+  // cos/sin [..., D] -> [..., 1, D] to broadcast over heads.
+  q = apply_rope(q, cos.unsqueeze(-2), sin.unsqueeze(-2));
+  k = apply_rope(k, cos.unsqueeze(-2), sin.unsqueeze(-2));
+}
+
+torch::Tensor AttentionImpl::forward(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin,
+                                     const torch::Tensor& allowed) {
+  const int64_t B = x.size(0), T = x.size(1);
+  torch::Tensor q, k, v;
+  project(x, cos, sin, q, k, v);  // [B,T,heads,D]
+  auto out = grouped_attention(q.transpose(1, 2), k.transpose(1, 2).contiguous(), v.transpose(1, 2).contiguous(),
+                               allowed);                      // [B,Hq,T,D]
+  out = out.transpose(1, 2).reshape({B, T, num_heads * head_dim});
+  return o_proj(out);
+}
+
+}  // namespace agentrl::model

@@ -1,0 +1,250 @@
+// HF model directories <-> modules; see hf_checkpoint.h. The directory
+// layout and shard naming follow transformers' save_pretrained
+// (modeling_utils.py: "model-00001-of-00002.safetensors", index with
+// metadata.total_size and weight_map; safetensors metadata {"format": "pt"},
+// which transformers requires when loading).
+#include "agentrl/model/hf_checkpoint.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "agentrl/core/error.h"
+#include "agentrl/core/fs.h"
+#include "agentrl/model/hf_config.h"
+
+namespace agentrl::model {
+
+namespace fs = std::filesystem;
+
+const std::vector<std::string> kTokenizerFiles = {
+    "tokenizer.json",   "tokenizer_config.json", "tokenizer.model", "special_tokens_map.json",
+    "added_tokens.json", "vocab.json",           "merges.txt",      "chat_template.jinja",
+    "chat_template.json"};
+
+namespace {
+
+std::string shape_text(torch::IntArrayRef s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+  return out + "]";
+}
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+}  // namespace
+
+void load_state_dict(torch::nn::Module& m, const SafetensorsSet& st, const LoadOptions& opts) {
+  std::vector<std::pair<std::string, torch::Tensor>> targets;  // (name, destination)
+  std::set<std::string> known;
+  std::vector<std::string> missing, wrong_shape, unexpected;
+  for (const auto& item : m.named_parameters(/*recurse=*/true)) {
+    known.insert(item.key());
+    if (!st.contains(item.key())) {
+      if (!(opts.tie_word_embeddings && item.key() == "lm_head.weight")) missing.push_back(item.key());
+      continue;
+    }
+    targets.emplace_back(item.key(), item.value());
+  }
+  for (const auto& item : m.named_buffers(/*recurse=*/true)) {
+    known.insert(item.key());
+    if (st.contains(item.key())) targets.emplace_back(item.key(), item.value());
+  }
+  for (const auto& [name, dst] : targets) {
+    std::vector<int64_t> shape = st.info(name).shape;
+    if (torch::IntArrayRef(shape) != dst.sizes())
+      wrong_shape.push_back(name + " (checkpoint " + shape_text(shape) + ", model " + shape_text(dst.sizes()) + ")");
+  }
+  for (const std::string& name : st.names()) {
+    if (known.count(name) || ends_with(name, "rotary_emb.inv_freq")) continue;
+    if (opts.tie_word_embeddings && name == "lm_head.weight") continue;
+    unexpected.push_back(name);
+  }
+  if (!missing.empty() || !wrong_shape.empty() || !unexpected.empty()) {
+    std::ostringstream msg;
+    msg << st.source() << ": checkpoint does not match the model (" << missing.size() << " missing, "
+        << unexpected.size() << " unexpected, " << wrong_shape.size() << " wrongly shaped tensors)";
+    for (const auto& n : missing) msg << "\n  missing: " << n;
+    for (const auto& n : unexpected) msg << "\n  unexpected: " << n;
+    for (const auto& n : wrong_shape) msg << "\n  wrong shape: " << n;
+    throw FormatError(msg.str());
+  }
+  torch::NoGradGuard no_grad;
+  for (auto& [name, dst] : targets) dst.copy_(st.tensor(name));  // converts dtype, moves device
+}
+
+Pretrained load_pretrained(const std::string& dir, torch::Device device, torch::Dtype dtype) {
+  Pretrained out;
+  out.args = parse_hf_config((fs::path(dir) / "config.json").string());
+  SafetensorsSet st = SafetensorsSet::open(dir);
+  out.model = TransformerLM(out.args);
+  out.model->to(device, dtype);
+  load_state_dict(*out.model, st, LoadOptions{out.args.tie_word_embeddings});
+  return out;
+}
+
+// ---- Saving ---------------------------------------------------------------------
+
+namespace {
+
+std::string shard_name(size_t k, size_t n) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "model-%05zu-of-%05zu.safetensors", k, n);
+  return buf;
+}
+
+// Greedy split in parameter order, as transformers' shard_checkpoint does.
+std::vector<std::vector<size_t>> plan_shards(const std::vector<std::pair<std::string, torch::Tensor>>& tensors,
+                                             torch::Dtype dtype, uint64_t max_bytes) {
+  std::vector<std::vector<size_t>> shards(1);
+  uint64_t current = 0;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    uint64_t b = stored_bytes(tensors[i].second, dtype);
+    if (!shards.back().empty() && current + b > max_bytes) {
+      shards.emplace_back();
+      current = 0;
+    }
+    shards.back().push_back(i);
+    current += b;
+  }
+  return shards;
+}
+
+void write_weights(const std::vector<std::pair<std::string, torch::Tensor>>& tensors, torch::Dtype dtype,
+                   uint64_t max_bytes, const fs::path& dir) {
+  const std::map<std::string, std::string> meta = {{"format", "pt"}};
+  uint64_t total = 0;
+  for (const auto& t : tensors) total += stored_bytes(t.second, dtype);
+  if (total <= max_bytes) {
+    save_safetensors((dir / "model.safetensors").string(), tensors, meta, dtype);
+    return;
+  }
+  auto shards = plan_shards(tensors, dtype, max_bytes);
+  nlohmann::json weight_map = nlohmann::json::object();
+  for (size_t k = 0; k < shards.size(); ++k) {
+    std::string file = shard_name(k + 1, shards.size());
+    std::vector<std::pair<std::string, torch::Tensor>> part;
+    for (size_t i : shards[k]) {
+      part.push_back(tensors[i]);
+      weight_map[tensors[i].first] = file;
+    }
+    save_safetensors((dir / file).string(), part, meta, dtype);
+  }
+  nlohmann::json index = {{"metadata", {{"total_size", total}}}, {"weight_map", weight_map}};
+  write_file_atomic((dir / "model.safetensors.index.json").string(), index.dump(2) + "\n");
+}
+
+fs::path temp_sibling(const fs::path& dir, const char* what) {
+  static std::atomic<unsigned> counter{0};
+  return dir.parent_path() / ("." + dir.filename().string() + "." + what + "-" + std::to_string(::getpid()) + "-" +
+                              std::to_string(counter++));
+}
+
+// Moves the finished `tmp` to `dir`, replacing an old `dir` when allowed.
+void commit_dir(const fs::path& tmp, const fs::path& dir, bool overwrite) {
+  std::error_code ec;
+  if (fs::exists(dir, ec)) {
+    if (!overwrite && !fs::is_empty(dir, ec))
+      throw IoError("cannot save model to " + dir.string() + ": directory exists and is not empty (use overwrite)");
+    fs::path old = temp_sibling(dir, "old");
+    fs::rename(dir, old);
+    try {
+      fs::rename(tmp, dir);
+    } catch (...) {
+      fs::rename(old, dir);
+      throw;
+    }
+    fs::remove_all(old, ec);
+  } else {
+    fs::rename(tmp, dir);
+  }
+  fsync_dir(dir.parent_path().string());
+}
+
+}  // namespace
+
+void save_pretrained(torch::nn::Module& m, const ModelArgs& args, const std::string& dir_in, const SaveOptions& opts) {
+  fs::path dir = fs::path(dir_in).lexically_normal();
+  if (dir.filename().empty()) dir = dir.parent_path();
+  if (dir.parent_path().empty()) dir = fs::path(".") / dir;
+  std::error_code ec;
+  if (!opts.overwrite && fs::exists(dir, ec) && !fs::is_empty(dir, ec))
+    throw IoError("cannot save model to " + dir.string() + ": directory exists and is not empty (use overwrite)");
+  const torch::Dtype dtype = resolve_dtype(opts.dtype);
+  if (dtype != torch::kFloat32 && dtype != torch::kBFloat16 && dtype != torch::kFloat16)
+    throw ConfigError("save dtype '" + opts.dtype + "' is not supported (expected float32, bfloat16 or float16)");
+  std::vector<std::pair<std::string, torch::Tensor>> tensors;
+  for (const auto& item : m.named_parameters(/*recurse=*/true)) {
+    if (args.tie_word_embeddings && item.key() == "lm_head.weight") continue;  // transformers drops tied weights
+    tensors.emplace_back(item.key(), item.value());
+  }
+  ensure_dir(dir.parent_path().string());
+  fs::path tmp = temp_sibling(dir, "tmp");
+  try {
+    fs::create_directory(tmp);
+    write_weights(tensors, dtype, opts.max_shard_bytes, tmp);
+    write_hf_config(args, (tmp / "config.json").string(), opts.dtype);
+    write_generation_config(args, (tmp / "generation_config.json").string());
+    if (!opts.tokenizer_dir.empty()) {
+      for (const std::string& f : kTokenizerFiles) {
+        fs::path src = fs::path(opts.tokenizer_dir) / f;
+        if (fs::is_regular_file(src, ec)) write_file_atomic((tmp / f).string(), read_file(src.string()));
+      }
+    }
+    fsync_dir(tmp.string());
+    commit_dir(tmp, dir, opts.overwrite);
+  } catch (const fs::filesystem_error& e) {
+    fs::remove_all(tmp, ec);
+    throw IoError("cannot save model to " + dir.string() + ": " + e.what());
+  } catch (...) {
+    fs::remove_all(tmp, ec);
+    throw;
+  }
+}
+
+void save_pretrained(TransformerLM& model, const std::string& dir, const SaveOptions& opts) {
+  save_pretrained(*model, model->args(), dir, opts);
+}
+
+void write_random_init(const ModelArgs& args, uint64_t seed, double initializer_range, const std::string& dir,
+                       const SaveOptions& opts) {
+  TransformerLM model(args);
+  model->init_weights(seed, initializer_range);
+  save_pretrained(model, dir, opts);
+}
+
+std::string describe_checkpoint(const std::string& dir) {
+  std::ostringstream out;
+  fs::path cfg = fs::path(dir) / "config.json";
+  if (fs::exists(cfg)) {
+    ModelArgs a = parse_hf_config(cfg.string());
+    out << "model_type " << a.model_type << ", vocab " << a.vocab_size << ", hidden " << a.hidden_size << ", layers "
+        << a.num_hidden_layers << ", heads " << a.num_attention_heads << " (kv " << a.num_key_value_heads
+        << ", head_dim " << a.head_dim << "), intermediate " << a.intermediate_size << ", tied "
+        << (a.tie_word_embeddings ? "yes" : "no") << ", rope_theta " << a.rope_theta << "\n";
+  }
+  SafetensorsSet st = SafetensorsSet::open(dir);
+  int64_t params = 0;
+  std::map<std::string, uint64_t> bytes;
+  std::ostringstream lines;
+  for (const std::string& name : st.names()) {
+    const StTensorInfo& t = st.info(name);
+    params += t.numel();
+    bytes[st_dtype_name(t.dtype)] += t.end - t.begin;
+    lines << "  " << name << "  " << st_dtype_name(t.dtype) << " " << shape_text(t.shape) << "\n";
+  }
+  out << "tensors " << st.names().size() << ", parameters " << params;
+  for (const auto& [dt, b] : bytes) out << ", " << dt << " " << b << " bytes";
+  out << "\n" << lines.str();
+  return out.str();
+}
+
+}  // namespace agentrl::model

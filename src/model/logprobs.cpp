@@ -1,0 +1,145 @@
+#include "agentrl/model/logprobs.h"
+
+#include <algorithm>
+
+namespace agentrl::model {
+namespace {
+
+torch::Dtype compute_dtype(const torch::Tensor& t) {
+  return t.scalar_type() == torch::kFloat64 ? torch::kFloat64 : torch::kFloat32;
+}
+
+struct ChunkStats {
+  torch::Tensor logp;  // [c,V] log-softmax
+  torch::Tensor p;     // [c,V] softmax
+  torch::Tensor ent;   // [c]
+};
+
+ChunkStats chunk_stats(const torch::Tensor& h, const torch::Tensor& w) {
+  auto z = torch::nn::functional::linear(h, w).to(compute_dtype(h));  // HF: logits in model dtype, then float()
+  auto logp = torch::log_softmax(z, -1);
+  auto p = logp.exp();
+  auto ent = -(p * logp).sum(-1);
+  return {logp, p, ent};
+}
+
+// Forward: logprob/entropy/prob_sq per row, one [chunk, V] block at a time.
+// Backward recomputes each block and applies the closed-form gradients of the
+// log-softmax (Bishop 2006, eq. 4.106-style) — with z the logits:
+//   d logp_y / dz_j = 1[j = y] - p_j
+//   d H / dz_j      = -p_j (log p_j + H)
+// so neither pass keeps more than one block of logits alive.
+struct ChunkedStatsFn : public torch::autograd::Function<ChunkedStatsFn> {
+  static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& hidden,
+                                                const torch::Tensor& weight, const torch::Tensor& targets,
+                                                int64_t chunk, bool want_prob_sq) {
+    const int64_t N = hidden.size(0);
+    auto opts = torch::TensorOptions().dtype(compute_dtype(hidden)).device(hidden.device());
+    auto lp = torch::zeros({N}, opts), ent = torch::zeros({N}, opts);
+    auto psq = want_prob_sq ? torch::zeros({N}, opts) : torch::zeros({0}, opts);
+    for (int64_t s = 0; s < N; s += chunk) {
+      const int64_t c = std::min(chunk, N - s);
+      auto st = chunk_stats(hidden.narrow(0, s, c), weight);
+      lp.narrow(0, s, c).copy_(st.logp.gather(1, targets.narrow(0, s, c).unsqueeze(1)).squeeze(1));
+      ent.narrow(0, s, c).copy_(st.ent);
+      if (want_prob_sq) psq.narrow(0, s, c).copy_((st.p * st.p).sum(-1));
+    }
+    ctx->save_for_backward({hidden, weight, targets});
+    ctx->saved_data["chunk"] = chunk;
+    ctx->mark_non_differentiable({psq});
+    return {lp, ent, psq};
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    auto saved = ctx->get_saved_variables();
+    const auto& hidden = saved[0];
+    const auto& weight = saved[1];
+    const auto& targets = saved[2];
+    const int64_t chunk = ctx->saved_data["chunk"].toInt();
+    const auto& g_lp = grads[0];
+    const auto& g_ent = grads[1];
+    const int64_t N = hidden.size(0);
+    const auto cd = compute_dtype(hidden);
+    auto grad_h = torch::zeros_like(hidden);
+    auto grad_w = weight.requires_grad() ? torch::zeros(weight.sizes(), weight.options().dtype(cd)) : torch::Tensor();
+    for (int64_t s = 0; s < N; s += chunk) {
+      const int64_t c = std::min(chunk, N - s);
+      auto h = hidden.narrow(0, s, c);
+      auto st = chunk_stats(h, weight);
+      auto gz = torch::zeros_like(st.p);
+      if (g_lp.defined()) {
+        auto g = g_lp.narrow(0, s, c).to(cd).unsqueeze(1);
+        gz = -st.p * g;
+        gz.scatter_add_(1, targets.narrow(0, s, c).unsqueeze(1), g);
+      }
+      if (g_ent.defined()) {
+        auto g = g_ent.narrow(0, s, c).to(cd).unsqueeze(1);
+        gz = gz - st.p * (st.logp + st.ent.unsqueeze(1)) * g;
+      }
+      grad_h.narrow(0, s, c).copy_(torch::matmul(gz.to(weight.scalar_type()), weight));
+      if (grad_w.defined()) grad_w.add_(torch::matmul(gz.transpose(0, 1), h.to(cd)));
+    }
+    return {grad_h, grad_w.defined() ? grad_w.to(weight.scalar_type()) : torch::Tensor(), torch::Tensor(),
+            torch::Tensor(), torch::Tensor()};
+  }
+};
+
+}  // namespace
+
+TokenStats chunked_token_stats(const torch::Tensor& hidden, const torch::Tensor& weight, const torch::Tensor& targets,
+                               const LogprobOptions& opts) {
+  TORCH_CHECK(opts.chunk_tokens >= 1, "chunk_tokens must be >= 1");
+  auto out = ChunkedStatsFn::apply(hidden, weight, targets.to(torch::kInt64), opts.chunk_tokens, opts.want_prob_sq);
+  TokenStats r;
+  r.logprobs = out[0].to(torch::kFloat32);
+  r.entropy = opts.entropy_grad ? out[1].to(torch::kFloat32) : out[1].detach().to(torch::kFloat32);
+  if (opts.want_prob_sq) r.prob_sq_sum = out[2].to(torch::kFloat32);
+  if (hidden.scalar_type() == torch::kFloat64) {  // keep float64 for gradient checks
+    r.logprobs = out[0];
+    r.entropy = opts.entropy_grad ? out[1] : out[1].detach();
+    if (opts.want_prob_sq) r.prob_sq_sum = out[2];
+  }
+  return r;
+}
+
+torch::Tensor prediction_mask(const torch::Tensor& attention_mask, const torch::Tensor& position_ids) {
+  auto mask = attention_mask.to(torch::kBool);
+  const int64_t T = mask.size(1);
+  auto out = torch::zeros_like(mask);
+  if (T < 2) return out;
+  auto cur = mask.narrow(1, 1, T - 1), prev = mask.narrow(1, 0, T - 1);
+  auto pos = position_ids.to(mask.device(), torch::kInt64);
+  auto cont = pos.narrow(1, 1, T - 1) == pos.narrow(1, 0, T - 1) + 1;
+  out.narrow(1, 1, T - 1).copy_(cur.logical_and(prev).logical_and(cont));
+  return out;
+}
+
+torch::Tensor position_ids_from_mask(const torch::Tensor& attention_mask) {
+  auto m = attention_mask.to(torch::kInt64);
+  return (m.cumsum(1) - 1).clamp_min(0).mul(m);
+}
+
+TokenStats logprobs_and_entropy(TransformerLM& model, const torch::Tensor& input_ids,
+                                const torch::Tensor& attention_mask, const torch::Tensor& position_ids,
+                                const LogprobOptions& opts) {
+  const int64_t B = input_ids.size(0), T = input_ids.size(1);
+  auto hidden = model->forward_hidden(input_ids, position_ids, attention_mask);  // [B,T,H]
+  const auto dev = hidden.device();
+  auto pm = prediction_mask(attention_mask.to(dev), position_ids.to(dev)).flatten();
+  auto where = pm.nonzero().squeeze(1);  // flat indices b*T+t with a prediction
+  auto rows = hidden.reshape({B * T, hidden.size(2)}).index_select(0, where - 1);
+  auto targets = input_ids.to(dev, torch::kInt64).flatten().index_select(0, where);
+  auto st = chunked_token_stats(rows, model->lm_head_weight(), targets, opts);
+  auto place = [&](const torch::Tensor& v) {
+    if (!v.defined()) return v;
+    return torch::zeros({B * T}, v.options()).index_copy(0, where, v).view({B, T});
+  };
+  TokenStats r;
+  r.logprobs = place(st.logprobs);
+  r.entropy = place(st.entropy);
+  r.prob_sq_sum = place(st.prob_sq_sum);
+  return r;
+}
+
+}  // namespace agentrl::model

@@ -1,1 +1,0 @@
-// Layer model: see include/agentrl/model/.

@@ -1,0 +1,297 @@
+#include "agentrl/model/transformer.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <set>
+
+#include "agentrl/core/error.h"
+#include "agentrl/core/rng.h"
+#include "agentrl/model/kv_cache.h"
+#include "agentrl/model/rope.h"
+
+namespace agentrl::model {
+
+int64_t effective_head_dim(const ModelArgs& a) {
+  if (a.head_dim > 0) return a.head_dim;
+  return a.num_attention_heads > 0 ? a.hidden_size / a.num_attention_heads : 0;
+}
+
+void validate_model_args(const ModelArgs& a) {
+  static const std::set<std::string> kTypes = {"qwen2", "qwen3", "llama", "mistral"};
+  if (!kTypes.count(a.model_type))
+    throw ConfigError("unsupported model_type '" + a.model_type + "' (expected qwen2, qwen3, llama or mistral)");
+  if (a.hidden_act != "silu")
+    throw ConfigError("unsupported hidden_act '" + a.hidden_act + "' (only silu is implemented)");
+  auto positive = [](const char* key, int64_t v) {
+    if (v <= 0) throw ConfigError(std::string("model config: ") + key + " must be > 0, got " + std::to_string(v));
+  };
+  positive("vocab_size", a.vocab_size);
+  positive("hidden_size", a.hidden_size);
+  positive("intermediate_size", a.intermediate_size);
+  positive("num_hidden_layers", a.num_hidden_layers);
+  positive("num_attention_heads", a.num_attention_heads);
+  positive("num_key_value_heads", a.num_key_value_heads);
+  positive("max_position_embeddings", a.max_position_embeddings);
+  if (a.num_attention_heads % a.num_key_value_heads != 0)
+    throw ConfigError("num_attention_heads (" + std::to_string(a.num_attention_heads) +
+                      ") must be a multiple of num_key_value_heads (" + std::to_string(a.num_key_value_heads) + ")");
+  const int64_t hd = effective_head_dim(a);
+  if (hd <= 0 || hd % 2 != 0)
+    throw ConfigError("head_dim must be a positive even number, got " + std::to_string(hd));
+  if (a.head_dim == 0 && a.hidden_size % a.num_attention_heads != 0)
+    throw ConfigError("hidden_size (" + std::to_string(a.hidden_size) + ") is not divisible by num_attention_heads (" +
+                      std::to_string(a.num_attention_heads) + ") and head_dim is not given");
+  if (!(a.rms_norm_eps > 0)) throw ConfigError("rms_norm_eps must be > 0");
+  if (!(a.rope_theta > 0)) throw ConfigError("rope_theta must be > 0");
+  const auto& t = a.rope_scaling.type;
+  if (t != "none" && t != "default" && t != "linear" && t != "llama3")
+    throw ConfigError("unsupported rope_scaling type '" + t + "' (expected none, linear or llama3)");
+}
+
+torch::Device resolve_device(const std::string& name) {
+  if (name == "auto") return torch::cuda::is_available() ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU);
+  if (name == "cpu") return torch::Device(torch::kCPU);
+  if (name == "cuda" || name.rfind("cuda:", 0) == 0) {
+    if (!torch::cuda::is_available())
+      throw ConfigError("device '" + name + "' requested but CUDA is not available in this build/machine");
+    return torch::Device(name);
+  }
+  throw ConfigError("unknown device '" + name + "' (expected cpu, cuda, cuda:N or auto)");
+}
+
+torch::Dtype resolve_dtype(const std::string& name) {
+  if (name == "float32" || name == "fp32") return torch::kFloat32;
+  if (name == "bfloat16" || name == "bf16") return torch::kBFloat16;
+  if (name == "float16" || name == "fp16") return torch::kFloat16;
+  if (name == "float64") return torch::kFloat64;
+  throw ConfigError("unknown dtype '" + name + "' (expected float32 or bfloat16)");
+}
+
+MlpImpl::MlpImpl(const ModelArgs& a) {
+  gate_proj = register_module("gate_proj", Dense(a.hidden_size, a.intermediate_size, false));
+  up_proj = register_module("up_proj", Dense(a.hidden_size, a.intermediate_size, false));
+  down_proj = register_module("down_proj", Dense(a.intermediate_size, a.hidden_size, false));
+}
+
+torch::Tensor MlpImpl::forward(const torch::Tensor& x) {
+  return down_proj(torch::silu(gate_proj(x)) * up_proj(x));
+}
+
+DecoderLayerImpl::DecoderLayerImpl(const ModelArgs& a) {
+  self_attn = register_module("self_attn", Attention(a));
+  mlp = register_module("mlp", Mlp(a));
+  input_layernorm = register_module("input_layernorm", RMSNorm(a.hidden_size, a.rms_norm_eps));
+  post_attention_layernorm = register_module("post_attention_layernorm", RMSNorm(a.hidden_size, a.rms_norm_eps));
+}
+
+torch::Tensor DecoderLayerImpl::forward(const torch::Tensor& h, const torch::Tensor& cos, const torch::Tensor& sin,
+                                        const torch::Tensor& allowed) {
+  auto x = h + self_attn(input_layernorm(h), cos, sin, allowed);
+  return x + mlp(post_attention_layernorm(x));
+}
+
+DecoderStackImpl::DecoderStackImpl(const ModelArgs& a) {
+  embed_tokens = register_module("embed_tokens", Dense(a.hidden_size, a.vocab_size, false));
+  layer_list = register_module("layers", torch::nn::ModuleList());
+  for (int64_t i = 0; i < a.num_hidden_layers; ++i) {
+    layers.push_back(DecoderLayer(a));
+    layer_list->push_back(layers.back());
+  }
+  norm = register_module("norm", RMSNorm(a.hidden_size, a.rms_norm_eps));
+}
+
+namespace {
+
+// Activation checkpointing of one decoder layer (LibTorch has no
+// torch.utils.checkpoint): forward runs without building a graph and keeps
+// only the layer input; backward re-runs the layer with grad enabled and
+// back-propagates through the recomputed graph. The layer has no randomness
+// (no dropout), so the recomputation is exact.
+//
+// Parameter gradients are not routed through the Function's outputs (LibTorch
+// 1.13 counts a TensorList argument as one input and cannot return per-tensor
+// gradients for it). Instead, backward runs a nested backward pass over the
+// recomputed graph, which accumulates into every parameter's .grad exactly
+// as the plain graph would ("reentrant" checkpointing, as in PyTorch's
+// torch.utils.checkpoint with use_reentrant=True). Consequently the loss must
+// be differentiated with backward(), not with autograd::grad().
+struct LayerCheckpoint : public torch::autograd::Function<LayerCheckpoint> {
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& h,
+                               const torch::Tensor& cos, const torch::Tensor& sin, const torch::Tensor& allowed,
+                               int64_t layer_ptr) {
+    auto* layer = reinterpret_cast<DecoderLayerImpl*>(layer_ptr);
+    ctx->save_for_backward({h, cos, sin, allowed});
+    ctx->saved_data["layer"] = layer_ptr;
+    torch::NoGradGuard no_graph;  // keep only the input; recompute in backward
+    return layer->forward(h, cos, sin, allowed);
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grad_out) {
+    auto saved = ctx->get_saved_variables();
+    auto* layer = reinterpret_cast<DecoderLayerImpl*>(ctx->saved_data["layer"].toInt());
+    torch::AutoGradMode enable(true);
+    auto h = saved[0].detach().requires_grad_(true);
+    auto out = layer->forward(h, saved[1], saved[2], saved[3]);
+    torch::autograd::backward({out}, {grad_out[0]});
+    return {h.grad(), torch::Tensor(), torch::Tensor(), torch::Tensor(), torch::Tensor()};
+  }
+};
+
+// allowed[b,i,j]: j <= i, j is a real token, j in i's packed segment; plus
+// the diagonal so that padding rows never see an empty key set (their
+// outputs are meaningless but finite).
+torch::Tensor attention_allowed(const torch::Tensor& position_ids, const torch::Tensor& mask) {
+  const int64_t T = position_ids.size(1);
+  auto opts = torch::TensorOptions().dtype(torch::kBool).device(position_ids.device());
+  auto starts = torch::ones_like(position_ids, opts);
+  if (T > 1) {
+    auto cont = position_ids.narrow(1, 1, T - 1) == position_ids.narrow(1, 0, T - 1) + 1;
+    starts.narrow(1, 1, T - 1).copy_(cont.logical_not());
+  }
+  auto seg = starts.to(torch::kInt64).cumsum(1);  // [B,T]
+  auto causal = torch::ones({T, T}, opts).tril();
+  auto allowed = (seg.unsqueeze(2) == seg.unsqueeze(1)).logical_and_(mask.to(torch::kBool).unsqueeze(1));
+  allowed.logical_and_(causal);
+  allowed.logical_or_(torch::eye(T, opts));
+  return allowed;
+}
+
+}  // namespace
+
+TransformerLMImpl::TransformerLMImpl(const ModelArgs& args) : args_(args) {
+  validate_model_args(args_);
+  model = register_module("model", DecoderStack(args_));
+  if (!args_.tie_word_embeddings) lm_head = register_module("lm_head", Dense(args_.hidden_size, args_.vocab_size, false));
+  inv_freq_ = rope_inv_freq(args_, effective_head_dim(args_), torch::kFloat32);
+}
+
+torch::Device TransformerLMImpl::device() const { return model->embed_tokens->weight.device(); }
+torch::Dtype TransformerLMImpl::dtype() const { return model->embed_tokens->weight.scalar_type(); }
+
+torch::Tensor TransformerLMImpl::lm_head_weight() {
+  return lm_head ? lm_head->weight : model->embed_tokens->weight;
+}
+
+torch::Tensor TransformerLMImpl::logits(const torch::Tensor& hidden) {
+  return torch::nn::functional::linear(hidden, lm_head_weight());
+}
+
+torch::Tensor TransformerLMImpl::forward_hidden(const torch::Tensor& input_ids, const torch::Tensor& position_ids,
+                                                const torch::Tensor& attention_mask) {
+  TORCH_CHECK(input_ids.dim() == 2, "input_ids must be [B,T]");
+  const auto dt = dtype();
+  const auto dev = device();
+  auto ids = input_ids.to(dev, torch::kInt64);
+  auto pos = position_ids.to(dev, torch::kInt64);
+  auto mask = attention_mask.to(dev, torch::kBool);
+  // RoPE angles in float64 when the model is float64 (gradient checks).
+  auto inv = dt == torch::kFloat64 ? rope_inv_freq(args_, effective_head_dim(args_), torch::kFloat64) : inv_freq_;
+  auto [cos, sin] = rope_cos_sin(pos, inv, dt);  // [B,T,D]
+  auto allowed = attention_allowed(pos, mask);
+  auto h = torch::embedding(model->embed_tokens->weight, ids);
+  const bool ckpt = gradient_checkpointing_ && torch::GradMode::is_enabled();
+  for (auto& layer : model->layers) {
+    if (ckpt) {
+      h = LayerCheckpoint::apply(h, cos, sin, allowed, reinterpret_cast<int64_t>(layer.get()));
+    } else {
+      h = layer->forward(h, cos, sin, allowed);
+    }
+  }
+  return model->norm(h);
+}
+
+torch::Tensor TransformerLMImpl::forward(const torch::Tensor& input_ids, const torch::Tensor& position_ids,
+                                         const torch::Tensor& attention_mask) {
+  return logits(forward_hidden(input_ids, position_ids, attention_mask));
+}
+
+torch::Tensor TransformerLMImpl::forward_cached(const torch::Tensor& tokens, const std::vector<CacheSegment>& segments,
+                                                KvCache& cache) {
+  torch::NoGradGuard no_grad;
+  const auto dt = dtype();
+  const auto dev = device();
+  std::vector<int64_t> pos;
+  std::vector<int64_t> last_rows;
+  for (const auto& s : segments) {
+    TORCH_CHECK(s.length >= 1 && s.start >= 0 && s.start + s.length <= cache.capacity(),
+                "forward_cached: segment exceeds the KV slot capacity");
+    for (int64_t i = 0; i < s.length; ++i) pos.push_back(s.start + i);
+    last_rows.push_back(static_cast<int64_t>(pos.size()) - 1);
+  }
+  TORCH_CHECK(static_cast<int64_t>(pos.size()) == tokens.numel(), "forward_cached: token count != sum of lengths");
+  auto pos_t = torch::tensor(pos, torch::TensorOptions().dtype(torch::kInt64)).to(dev);
+  auto inv = dt == torch::kFloat64 ? rope_inv_freq(args_, effective_head_dim(args_), torch::kFloat64) : inv_freq_;
+  auto [cos, sin] = rope_cos_sin(pos_t, inv, dt);  // [N,D]
+  auto h = torch::embedding(model->embed_tokens->weight, tokens.to(dev, torch::kInt64));  // [N,H]
+  const int64_t N = h.size(0);
+  for (size_t l = 0; l < model->layers.size(); ++l) {
+    auto& layer = model->layers[l];
+    auto& attn = layer->self_attn;
+    torch::Tensor q, k, v;
+    attn->project(layer->input_layernorm(h), cos, sin, q, k, v);  // [N,heads,D]
+    auto& K = cache.keys(static_cast<int64_t>(l));
+    auto& V = cache.values(static_cast<int64_t>(l));
+    std::vector<torch::Tensor> outs;
+    int64_t off = 0;
+    for (const auto& s : segments) {
+      auto kslot = K.select(0, s.slot), vslot = V.select(0, s.slot);  // [Hkv,cap,D]
+      kslot.narrow(1, s.start, s.length).copy_(k.narrow(0, off, s.length).transpose(0, 1));
+      vslot.narrow(1, s.start, s.length).copy_(v.narrow(0, off, s.length).transpose(0, 1));
+      const int64_t L = s.start + s.length;
+      auto o = cached_attention(q.narrow(0, off, s.length).transpose(0, 1).contiguous(), kslot.narrow(1, 0, L),
+                                vslot.narrow(1, 0, L));  // [Hq,len,D]
+      outs.push_back(o.transpose(0, 1).reshape({s.length, attn->num_heads * attn->head_dim}));
+      off += s.length;
+    }
+    auto attn_out = attn->o_proj(outs.size() == 1 ? outs[0] : torch::cat(outs, 0));
+    h = h + attn_out;
+    h = h + layer->mlp(layer->post_attention_layernorm(h));
+  }
+  (void)N;
+  auto last = torch::tensor(last_rows, torch::TensorOptions().dtype(torch::kInt64)).to(dev);
+  return model->norm(h.index_select(0, last));
+}
+
+void TransformerLMImpl::init_weights(uint64_t seed, double std) {
+  torch::NoGradGuard no_grad;
+  Rng base(seed);
+  for (auto& item : named_parameters()) {
+    const std::string& name = item.key();
+    auto& p = item.value();
+    const bool is_norm = name.find("norm") != std::string::npos;
+    const bool is_bias = name.size() > 5 && name.compare(name.size() - 5, 5, ".bias") == 0;
+    if (is_norm) {
+      p.fill_(1.0);
+      continue;
+    }
+    if (is_bias) {
+      p.zero_();
+      continue;
+    }
+    // Stream per tensor, keyed by its name: independent of parameter order.
+    uint64_t h = 1469598103934665603ULL;  // FNV-1a of the name: portable, unlike std::hash
+    for (unsigned char c : name) h = (h ^ c) * 1099511628211ULL;
+    Rng rng = base.fork(h);
+    auto host = torch::empty({p.numel()}, torch::TensorOptions().dtype(torch::kFloat32));
+    float* d = host.data_ptr<float>();
+    for (int64_t i = 0; i < p.numel(); ++i) d[i] = static_cast<float>(rng.normal() * std);
+    p.copy_(host.view(p.sizes()));
+  }
+}
+
+int64_t parameter_count(TransformerLM& model) {
+  int64_t n = 0;
+  for (const auto& p : model->parameters()) n += p.numel();
+  return n;
+}
+
+double forward_flops_per_token(const ModelArgs& a, int64_t ctx) {
+  const double H = a.hidden_size, I = a.intermediate_size, hd = effective_head_dim(a);
+  const double q = a.num_attention_heads * hd, kv = a.num_key_value_heads * hd;
+  const double per_layer = 2.0 * (H * q + 2 * H * kv + q * H + 3 * H * I) + 2.0 * 2.0 * q * ctx;
+  return a.num_hidden_layers * per_layer + 2.0 * H * a.vocab_size;
+}
+
+}  // namespace agentrl::model

@@ -1,0 +1,232 @@
+#include "agentrl/rollout/agent_loop.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "agentrl/core/error.h"
+#include "agentrl/core/rng.h"
+
+namespace agentrl::rollout {
+namespace {
+
+std::string replace_all(std::string s, const std::string& from, const std::string& to) {
+  size_t pos = 0;
+  while ((pos = s.find(from, pos)) != std::string::npos) {
+    s.replace(pos, from.size(), to);
+    pos += to.size();
+  }
+  return s;
+}
+
+std::string join(const std::vector<std::string>& items, const std::string& sep) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) out += (i ? sep : "") + items[i];
+  return out;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+EpisodeRunner::EpisodeRunner(std::unique_ptr<envs::Env> env, EpisodeSpec spec,
+                             std::shared_ptr<const AgentContext> ctx)
+    : env_(std::move(env)), spec_(std::move(spec)), ctx_(std::move(ctx)) {
+  traj_.group_id = spec_.group_id;
+  traj_.sample_index = spec_.sample_index;
+  traj_.episode_id = spec_.episode_id;
+  traj_.task_id = spec_.task.id;
+  traj_.task_type = spec_.task.task_type;
+  traj_.context_mode = ctx_->rollout.context_mode == "window" ? ContextMode::kWindow : ContextMode::kFull;
+}
+
+std::string EpisodeRunner::truncate_observation(const std::string& observation) const {
+  const auto budget = static_cast<size_t>(ctx_->rollout.observation_token_budget);
+  auto ids = ctx_->tokenizer->encode(observation, false, false);
+  if (ids.size() <= budget) return observation;
+  ids.resize(budget);
+  // The cut is made in token space so that the budget holds; the marker tells
+  // the agent (and a reader of the trajectory) that text is missing.
+  return ctx_->tokenizer->decode(ids) + " ...[observation truncated]";
+}
+
+std::string EpisodeRunner::window_history() const {
+  const auto k = static_cast<size_t>(ctx_->rollout.window_turns);
+  const auto& turns = traj_.turns;
+  size_t begin = turns.size() > k ? turns.size() - k : 0;
+  std::string out;
+  for (size_t i = begin; i < turns.size(); ++i) {
+    out += "Step " + std::to_string(i + 1) + ". Observation: " + truncate_observation(turns[i].observation_before) +
+           "\nAction: " + turns[i].action + "\n";
+  }
+  return out;
+}
+
+std::string EpisodeRunner::fill(const std::string& tmpl, const std::string& observation) const {
+  std::string s = tmpl;
+  std::string admissible;
+  if (ctx_->prompt.show_admissible_actions) admissible = join(env_->admissible_actions(), ", ");
+  s = replace_all(s, "{task}", env_->task_description());
+  s = replace_all(s, "{admissible_actions}", admissible);
+  s = replace_all(s, "{step}", std::to_string(traj_.turns.size() + 1));
+  if (s.find("{history}") != std::string::npos) s = replace_all(s, "{history}", window_history());
+  // Observation last: its text must not be scanned for placeholders.
+  s = replace_all(s, "{observation}", truncate_observation(observation));
+  return s;
+}
+
+std::optional<GenerationRequest> EpisodeRunner::start() {
+  auto t0 = std::chrono::steady_clock::now();
+  current_observation_ = env_->reset(spec_.task, spec_.env_seed);
+  env_seconds_ += seconds_since(t0);
+  turn_limit_ = static_cast<int>(std::min<int64_t>(ctx_->rollout.max_turns, env_->max_steps()));
+  std::vector<text::ChatMessage> msgs;
+  if (!ctx_->prompt.system.empty()) msgs.push_back({"system", ctx_->prompt.system});
+  const std::string& tmpl =
+      traj_.context_mode == ContextMode::kWindow ? ctx_->prompt.window_user : ctx_->prompt.first_user;
+  std::string user = fill(tmpl, current_observation_);
+  msgs.push_back({"user", user});
+  auto prompt = ctx_->chat->prompt_tokens(msgs);
+  return make_request(std::move(prompt), current_observation_, user);
+}
+
+std::optional<GenerationRequest> EpisodeRunner::make_request(std::vector<int32_t> new_context_tokens,
+                                                             const std::string& observation,
+                                                             const std::string& user_message) {
+  Turn turn;
+  turn.observation_before = observation;
+  turn.user_message = user_message;
+  turn.context_tokens = std::move(new_context_tokens);
+  std::vector<int32_t> prompt;
+  if (traj_.context_mode == ContextMode::kFull) {
+    context_.insert(context_.end(), turn.context_tokens.begin(), turn.context_tokens.end());
+    prompt = context_;
+  } else {
+    prompt = turn.context_tokens;
+  }
+  const int64_t room = ctx_->rollout.max_context_tokens - static_cast<int64_t>(prompt.size());
+  if (room < 1) {
+    // The context is full before the model could speak: the episode ends
+    // truncated; the unanswered context is not part of the trajectory.
+    if (traj_.context_mode == ContextMode::kFull)
+      context_.resize(context_.size() - turn.context_tokens.size());
+    traj_.truncated = true;
+    done_ = true;
+    return std::nullopt;
+  }
+  traj_.turns.push_back(std::move(turn));
+
+  GenerationRequest req;
+  req.prompt = std::move(prompt);
+  req.sampling = ctx_->sampling;
+  req.sampling.seed = mix_seed(spec_.sample_seed, traj_.turns.size());
+  req.max_new_tokens = std::min(ctx_->rollout.max_new_tokens, room);
+  req.stop_token_ids = ctx_->chat->stop_token_ids();
+  req.stop_strings = env_->stop_strings();
+  req.include_stop_string = true;
+  req.cache_key = spec_.cache_key;
+  req.order = spec_.group_id * 1000003 + spec_.sample_index;
+  return req;
+}
+
+std::optional<GenerationRequest> EpisodeRunner::on_generation(const GenerationResult& result) {
+  if (done_ || traj_.turns.empty()) throw std::logic_error("EpisodeRunner::on_generation without a pending request");
+  Turn& turn = traj_.turns.back();
+  turn.generated_tokens = result.tokens;
+  turn.logprobs = result.logprobs;
+  turn.entropies = result.entropies;
+  turn.response = result.text;
+  turn.finish_reason = finish_reason_name(result.finish_reason);
+  turn.truncated = result.finish_reason == FinishReason::kLength || result.finish_reason == FinishReason::kContextLimit;
+
+  auto parsed = env_->extract_action(result.text);
+  turn.action = parsed ? *parsed : result.text;
+  auto t0 = std::chrono::steady_clock::now();
+  envs::StepResult step = env_->step(turn.action);
+  env_seconds_ += seconds_since(t0);
+  turn.tool_output = step.observation;
+  turn.invalid_action = !parsed || step.info.invalid_action;
+  turn.void_turn = env_->is_void_turn(result.text, step.observation);
+  turn.reward = step.reward - (turn.invalid_action ? ctx_->rollout.invalid_action_penalty : 0.0);
+  traj_.reward += turn.reward;
+  traj_.score = step.info.score;
+  traj_.success = step.info.success;
+  for (const auto& [k, v] : step.info.metrics) traj_.metrics[k] = v;
+  if (!step.info.task_type.empty()) traj_.task_type = step.info.task_type;
+
+  if (traj_.context_mode == ContextMode::kFull)
+    context_.insert(context_.end(), turn.generated_tokens.begin(), turn.generated_tokens.end());
+
+  current_observation_ = step.observation;
+  if (step.done) {
+    done_ = true;
+    return std::nullopt;
+  }
+  if (static_cast<int>(traj_.turns.size()) >= turn_limit_) {
+    traj_.truncated = true;
+    done_ = true;
+    return std::nullopt;
+  }
+  return next_turn(step.observation);
+}
+
+std::optional<GenerationRequest> EpisodeRunner::next_turn(const std::string& observation) {
+  if (traj_.context_mode == ContextMode::kWindow) {
+    std::vector<text::ChatMessage> msgs;
+    if (!ctx_->prompt.system.empty()) msgs.push_back({"system", ctx_->prompt.system});
+    std::string user = fill(ctx_->prompt.window_user, observation);
+    msgs.push_back({"user", user});
+    return make_request(ctx_->chat->prompt_tokens(msgs), observation, user);
+  }
+  // Full mode: close the assistant turn exactly as the chat template would
+  // have rendered it. If the model already emitted the template's end token
+  // (e.g. <|im_end|> as EOS) only the rest of the closing sequence is added.
+  std::vector<int32_t> tokens = ctx_->chat->close_assistant_turn(traj_.turns.back().generated_tokens);
+  std::string user = fill(ctx_->prompt.next_user, observation);
+  auto cont = ctx_->chat->continuation_tokens({{"user", user}});
+  tokens.insert(tokens.end(), cont.begin(), cont.end());
+  return make_request(std::move(tokens), observation, user);
+}
+
+GenerationResult EpisodeRunner::scripted_result(const std::string& response_text) const {
+  GenerationResult r;
+  r.tokens = ctx_->tokenizer->encode(response_text, false, false);
+  auto end = ctx_->chat->assistant_end_tokens();
+  if (!end.empty()) r.tokens.push_back(end.front());
+  r.logprobs.assign(r.tokens.size(), 0.0f);
+  r.entropies.assign(r.tokens.size(), 0.0f);
+  r.text = response_text;
+  r.finish_reason = FinishReason::kEos;
+  return r;
+}
+
+Trajectory run_scripted_episode(EpisodeRunner& runner,
+                                const std::function<std::optional<std::string>(envs::Env&)>& policy) {
+  auto req = runner.start();
+  while (req) {
+    auto text = policy(runner.env());
+    if (!text) break;
+    req = runner.on_generation(runner.scripted_result(*text));
+  }
+  if (!runner.done()) {
+    // The policy stopped early: drop the unanswered pending turn.
+    Trajectory t = runner.take_trajectory();
+    if (!t.turns.empty() && t.turns.back().generated_tokens.empty()) t.turns.pop_back();
+    t.truncated = true;
+    return t;
+  }
+  return runner.take_trajectory();
+}
+
+std::function<std::optional<std::string>(envs::Env&)> expert_policy(const PromptConfig& prompt) {
+  std::string tmpl = prompt.expert_response;
+  return [tmpl](envs::Env& env) -> std::optional<std::string> {
+    auto action = env.expert_action();
+    if (!action) return std::nullopt;
+    std::string s = replace_all(tmpl, "{thought}", "The next step of the plan is: " + *action + ".");
+    return replace_all(s, "{action}", *action);
+  };
+}
+
+}  // namespace agentrl::rollout

@@ -1,0 +1,565 @@
+#include "agentrl/rollout/generation_engine.h"
+
+#include <algorithm>
+#include <chrono>
+#include <list>
+
+#include "agentrl/core/error.h"
+#include "agentrl/core/rng.h"
+#include "agentrl/model/kv_cache.h"
+#include "agentrl/model/sampler.h"
+
+namespace agentrl::rollout {
+
+void EngineOptions::visit(config::Visitor& v) {
+  v.field("max_batch_size", max_batch_size, "sequences decoded together per step", config::Range::at_least(1));
+  v.field("kv_budget_tokens", kv_budget_tokens, "KV-cache budget in tokens (slots = budget / max_seq_len)",
+          config::Range::at_least(1));
+  v.field("max_seq_len", max_seq_len, "longest prompt + generation of one sequence", config::Range::at_least(2));
+  v.field("prefill_chunk_tokens", prefill_chunk_tokens, "prompt tokens prefilled per engine step",
+          config::Range::at_least(1));
+  v.field("device", device, "auto = the model's device; cpu/cuda must match the model's device",
+          {"auto", "cpu", "cuda"});
+  v.field("keep_finished", keep_finished, "keep finished sequences of a cache_key for prefix reuse");
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+
+struct BatchJob;
+
+struct Sequence {
+  GenerationRequest req;
+  std::promise<GenerationResult> promise;
+  BatchJob* job = nullptr;  // set for generate_batch members
+  size_t job_index = 0;
+  int64_t slot = -1;
+  std::vector<int32_t> tokens;  // prompt + generated
+  int64_t prompt_len = 0;
+  int64_t cached = 0;  // tokens whose K/V are in the slot
+  uint64_t version = 0;
+  Rng rng{0};
+  model::SamplerParams sp;
+  GenerationResult result;
+  std::string bytes;  // concatenated token bytes of the generated tokens
+  int64_t stop_cut = -1;  // byte length of `text` when a stop string matched
+  Clock::time_point submitted, admitted, first_token;
+  bool done = false;
+  bool prefilling() const { return cached < prompt_len; }
+};
+using SeqPtr = std::shared_ptr<Sequence>;
+
+struct BatchJob {
+  std::vector<SeqPtr> pending;  // not yet admitted, in request order
+  std::vector<GenerationResult> results;
+  size_t remaining = 0;
+  std::promise<void> done;
+  std::exception_ptr error;
+};
+
+struct Kept {
+  std::string key;
+  int64_t slot;
+  std::vector<int32_t> tokens;  // tokens whose K/V are valid in the slot
+  uint64_t version;
+  uint64_t last_use;
+};
+
+int64_t common_prefix(const std::vector<int32_t>& a, int64_t a_len, const std::vector<int32_t>& b) {
+  const int64_t n = std::min<int64_t>(a_len, static_cast<int64_t>(b.size()));
+  int64_t i = 0;
+  while (i < n && a[i] == b[i]) ++i;
+  return i;
+}
+
+}  // namespace
+
+struct GenerationEngine::Impl {
+  model::TransformerLM model{nullptr};
+  std::shared_ptr<const text::Tokenizer> tok;
+  EngineOptions opt;
+  std::vector<int32_t> eos;
+  std::unique_ptr<model::KvCache> cache;
+  int64_t limit = 0;  // max tokens per sequence
+
+  std::shared_mutex weights_mu;
+  std::atomic<uint64_t> version{0};
+
+  mutable std::mutex mu;  // guards queue, jobs, releases, stop, stats
+  std::condition_variable cv;
+  std::deque<SeqPtr> queue;
+  std::deque<std::shared_ptr<BatchJob>> jobs;
+  std::vector<std::string> releases;
+  bool stop = false;
+  EngineStats st;
+
+  // Loop-thread state.
+  std::vector<SeqPtr> active;
+  std::list<Kept> kept;
+  std::shared_ptr<BatchJob> current_job;
+  uint64_t use_clock = 0;
+  std::thread loop_thread;
+
+  void loop();
+  void admit(std::deque<SeqPtr>& from, bool from_job);
+  int admit_one(const SeqPtr& s);
+  void step();
+  void finish(const SeqPtr& s, FinishReason why);
+  void deliver(const SeqPtr& s);
+  void fail_active(std::exception_ptr e);
+  void abort_all();
+  void apply_releases();
+  bool evict_one();
+  void check_stop(const SeqPtr& s, int32_t token);
+};
+
+// ---- construction / public API ---------------------------------------------------
+
+GenerationEngine::GenerationEngine(model::TransformerLM model, std::shared_ptr<const text::Tokenizer> tokenizer,
+                                   EngineOptions options, std::vector<int32_t> eos_ids)
+    : options_(std::move(options)), impl_(std::make_unique<Impl>()) {
+  auto& I = *impl_;
+  I.model = model;
+  I.tok = std::move(tokenizer);
+  I.opt = options_;
+  I.eos = std::move(eos_ids);
+  if (I.eos.empty() && I.tok && I.tok->eos_id()) I.eos.push_back(*I.tok->eos_id());
+  if (options_.device != "auto") {
+    const auto want = model::resolve_device(options_.device);
+    if (want.type() != model->device().type())
+      throw ConfigError("engine.device '" + options_.device + "' differs from the model's device " +
+                        model->device().str() + " (the engine decodes on the live weights, without a copy)");
+  }
+  const int64_t slots = options_.kv_budget_tokens / options_.max_seq_len;
+  if (slots < 1)
+    throw ConfigError("engine.kv_budget_tokens (" + std::to_string(options_.kv_budget_tokens) +
+                      ") is smaller than engine.max_seq_len (" + std::to_string(options_.max_seq_len) + ")");
+  if (options_.max_batch_size < 1) throw ConfigError("engine.max_batch_size must be >= 1");
+  if (options_.prefill_chunk_tokens < 1) throw ConfigError("engine.prefill_chunk_tokens must be >= 1");
+  I.cache = std::make_unique<model::KvCache>(model->args(), slots, options_.max_seq_len, model->dtype(),
+                                             model->device());
+  I.limit = std::min(options_.max_seq_len, model->args().max_position_embeddings);
+  I.loop_thread = std::thread([this] { impl_->loop(); });
+}
+
+GenerationEngine::~GenerationEngine() {
+  {
+    std::lock_guard<std::mutex> g(impl_->mu);
+    impl_->stop = true;
+  }
+  impl_->cv.notify_all();
+  if (impl_->loop_thread.joinable()) impl_->loop_thread.join();
+}
+
+int64_t GenerationEngine::num_slots() const { return impl_->cache->num_slots(); }
+
+namespace {
+void validate_request(const GenerationRequest& r, int64_t vocab, bool have_tokenizer) {
+  if (r.prompt.empty()) throw ConfigError("generation request: empty prompt (at least one token is needed)");
+  for (size_t i = 0; i < r.prompt.size(); ++i)
+    if (r.prompt[i] < 0 || r.prompt[i] >= vocab)
+      throw ConfigError("generation request: prompt token " + std::to_string(i) + " = " +
+                        std::to_string(r.prompt[i]) + " is outside the vocabulary [0, " + std::to_string(vocab) + ")");
+  if (r.max_new_tokens < 1)
+    throw ConfigError("generation request: max_new_tokens must be >= 1, got " + std::to_string(r.max_new_tokens));
+  const auto& s = r.sampling;
+  if (!(s.temperature >= 0)) throw ConfigError("sampling temperature must be >= 0, got " + std::to_string(s.temperature));
+  if (!(s.top_p > 0 && s.top_p <= 1)) throw ConfigError("sampling top_p must be in (0, 1], got " + std::to_string(s.top_p));
+  if (s.top_k < 0) throw ConfigError("sampling top_k must be >= 0, got " + std::to_string(s.top_k));
+  for (const auto& stop : r.stop_strings) {
+    if (stop.empty()) throw ConfigError("generation request: empty stop string");
+    if (!have_tokenizer) throw ConfigError("generation request: stop strings need an engine with a tokenizer");
+  }
+}
+
+SeqPtr make_sequence(GenerationRequest r) {
+  auto s = std::make_shared<Sequence>();
+  s->req = std::move(r);
+  s->tokens = s->req.prompt;
+  s->prompt_len = static_cast<int64_t>(s->tokens.size());
+  s->rng = Rng(s->req.sampling.seed);
+  s->sp = {s->req.sampling.temperature, s->req.sampling.top_k, s->req.sampling.top_p};
+  s->submitted = Clock::now();
+  return s;
+}
+}  // namespace
+
+std::future<GenerationResult> GenerationEngine::submit(GenerationRequest request) {
+  std::promise<GenerationResult> p;
+  try {
+    validate_request(request, impl_->model->args().vocab_size, impl_->tok != nullptr);
+  } catch (...) {
+    p.set_exception(std::current_exception());
+    return p.get_future();
+  }
+  auto s = make_sequence(std::move(request));
+  auto fut = s->promise.get_future();
+  {
+    std::lock_guard<std::mutex> g(impl_->mu);
+    if (impl_->stop) {
+      s->result.finish_reason = FinishReason::kAborted;
+      s->promise.set_value(s->result);
+      return fut;
+    }
+    impl_->queue.push_back(std::move(s));
+  }
+  impl_->cv.notify_all();
+  return fut;
+}
+
+std::vector<GenerationResult> GenerationEngine::generate_batch(std::vector<GenerationRequest> requests) {
+  for (const auto& r : requests) validate_request(r, impl_->model->args().vocab_size, impl_->tok != nullptr);
+  auto job = std::make_shared<BatchJob>();
+  job->results.resize(requests.size());
+  job->remaining = requests.size();
+  for (size_t i = 0; i < requests.size(); ++i) {
+    auto s = make_sequence(std::move(requests[i]));
+    s->job = job.get();
+    s->job_index = i;
+    job->pending.push_back(std::move(s));
+  }
+  if (job->remaining == 0) return {};
+  auto fut = job->done.get_future();
+  {
+    std::lock_guard<std::mutex> g(impl_->mu);
+    impl_->jobs.push_back(job);
+  }
+  impl_->cv.notify_all();
+  fut.get();
+  if (job->error) std::rethrow_exception(job->error);
+  return std::move(job->results);
+}
+
+void GenerationEngine::release(const std::string& cache_key) {
+  {
+    std::lock_guard<std::mutex> g(impl_->mu);
+    impl_->releases.push_back(cache_key);
+  }
+  impl_->cv.notify_all();
+}
+
+std::unique_lock<std::shared_mutex> GenerationEngine::lock_weights() {
+  std::unique_lock<std::shared_mutex> lock(impl_->weights_mu);
+  impl_->version.fetch_add(1);  // cached K/V from older weights are no longer reused
+  return lock;
+}
+
+EngineStats GenerationEngine::stats() const {
+  std::lock_guard<std::mutex> g(impl_->mu);
+  EngineStats s = impl_->st;
+  s.queued = static_cast<int64_t>(impl_->queue.size());
+  return s;
+}
+
+}  // namespace agentrl::rollout
+
+// ---- engine loop (single thread) ---------------------------------------------
+
+namespace agentrl::rollout {
+
+void GenerationEngine::Impl::loop() {
+  for (;;) {
+    std::deque<SeqPtr> incoming;
+    {
+      std::unique_lock<std::mutex> g(mu);
+      cv.wait(g, [&] { return stop || !queue.empty() || !jobs.empty() || !active.empty() || !releases.empty(); });
+      if (stop) break;
+      for (auto& k : releases) {
+        kept.remove_if([&](const Kept& e) {
+          if (e.key != k) return false;
+          cache->release(e.slot);
+          return true;
+        });
+      }
+      releases.clear();
+      st.kept = static_cast<int64_t>(kept.size());
+      // A pending deterministic batch starts once the engine has drained; no
+      // other request is admitted until it is done.
+      if (!current_job && !jobs.empty() && active.empty()) {
+        current_job = jobs.front();
+        jobs.pop_front();
+      }
+      if (!current_job && jobs.empty()) incoming.swap(queue);
+    }
+    if (current_job) {
+      std::deque<SeqPtr> pend(current_job->pending.begin(), current_job->pending.end());
+      admit(pend, true);
+      current_job->pending.assign(pend.begin(), pend.end());
+    } else {
+      admit(incoming, false);
+      std::lock_guard<std::mutex> g(mu);  // not admitted: back to the queue front, in order
+      queue.insert(queue.begin(), incoming.begin(), incoming.end());
+    }
+    auto finish_job = [&] {
+      if (current_job && current_job->remaining == 0 && current_job->pending.empty()) {
+        auto job = current_job;
+        current_job.reset();
+        job->done.set_value();
+      }
+    };
+    if (active.empty()) {
+      finish_job();
+      continue;
+    }
+    try {
+      std::shared_lock<std::shared_mutex> w(weights_mu);
+      step();
+    } catch (...) {
+      fail_active(std::current_exception());
+    }
+    finish_job();
+  }
+  abort_all();
+}
+
+void GenerationEngine::Impl::admit(std::deque<SeqPtr>& from, bool from_job) {
+  (void)from_job;
+  std::deque<SeqPtr> deferred;
+  while (!from.empty() && static_cast<int64_t>(active.size()) < opt.max_batch_size) {
+    auto s = from.front();
+    const int r = admit_one(s);
+    if (r == 2) {  // no KV slot: wait (FIFO: nothing behind it jumps ahead)
+      break;
+    }
+    from.pop_front();
+    if (r == 1) deferred.push_back(s);  // waits for a group sibling's prefill
+  }
+  from.insert(from.begin(), deferred.begin(), deferred.end());
+}
+
+
+// Returns 0 = admitted (or finished at once), 1 = deferred one step (a group
+// sibling is prefilling the shared prompt), 2 = no KV slot free.
+int GenerationEngine::Impl::admit_one(const SeqPtr& s) {
+  const uint64_t ver = version.load();
+  if (s->prompt_len >= limit) {
+    s->admitted = s->first_token = Clock::now();
+    finish(s, FinishReason::kContextLimit);
+    return 0;
+  }
+  const auto& key = s->req.cache_key;
+  int64_t best = 0;
+  auto best_kept = kept.end();
+  Sequence* best_active = nullptr;
+  if (!key.empty()) {
+    for (auto it = kept.begin(); it != kept.end(); ++it) {
+      if (it->key != key || it->version != ver) continue;
+      const int64_t l = common_prefix(it->tokens, static_cast<int64_t>(it->tokens.size()), s->tokens);
+      if (l > best) best = l, best_kept = it, best_active = nullptr;
+    }
+    for (auto& a : active) {
+      if (a->req.cache_key != key || a->version != ver) continue;
+      const int64_t l = common_prefix(a->tokens, a->cached, s->tokens);
+      if (l > best) best = l, best_active = a.get(), best_kept = kept.end();
+    }
+    for (auto& a : active) {  // a sibling still prefilling more of our prompt: wait for it
+      if (a->req.cache_key != key || a->version != ver || !a->prefilling()) continue;
+      const int64_t l = std::min(common_prefix(a->tokens, a->prompt_len, s->tokens), s->prompt_len - 1);
+      if (l > best) return 1;
+    }
+  }
+  best = std::min(best, s->prompt_len - 1);  // the last prompt token is always fed (its logits are needed)
+  if (best_kept != kept.end() && best > 0) {
+    s->slot = best_kept->slot;  // take over the previous turn's slot: no copy
+    kept.erase(best_kept);
+  } else {
+    auto slot = cache->allocate();
+    while (!slot && evict_one()) slot = cache->allocate();
+    if (!slot) return 2;
+    s->slot = *slot;
+    if (best > 0 && best_active) cache->copy_prefix(best_active->slot, s->slot, best);
+  }
+  s->cached = best;
+  s->result.cached_prompt_tokens = best;
+  s->version = ver;
+  s->admitted = Clock::now();
+  active.push_back(s);
+  std::lock_guard<std::mutex> g(mu);
+  st.cached_tokens += best;
+  return 0;
+}
+
+bool GenerationEngine::Impl::evict_one() {
+  if (kept.empty()) return false;
+  auto lru = std::min_element(kept.begin(), kept.end(),
+                              [](const Kept& a, const Kept& b) { return a.last_use < b.last_use; });
+  cache->release(lru->slot);
+  kept.erase(lru);
+  return true;
+}
+
+void GenerationEngine::Impl::step() {
+  std::vector<model::CacheSegment> segs;
+  std::vector<int64_t> feed;
+  std::vector<SeqPtr> seg_seq;
+  int64_t budget = opt.prefill_chunk_tokens, prefilled = 0;
+  for (auto& s : active) {
+    int64_t n = static_cast<int64_t>(s->tokens.size()) - s->cached;
+    if (s->prefilling()) {
+      if (budget <= 0) continue;
+      n = std::min(n, budget);
+      budget -= n;
+      prefilled += n;
+    }
+    segs.push_back({s->slot, s->cached, n});
+    feed.insert(feed.end(), s->tokens.begin() + s->cached, s->tokens.begin() + s->cached + n);
+    seg_seq.push_back(s);
+  }
+  if (segs.empty()) return;
+  auto hidden = model->forward_cached(torch::tensor(feed, torch::TensorOptions().dtype(torch::kInt64)), segs, *cache);
+  std::vector<int64_t> rows;
+  std::vector<model::SamplerParams> params;
+  std::vector<Rng*> rngs;
+  for (size_t i = 0; i < segs.size(); ++i) {
+    auto& s = seg_seq[i];
+    s->cached += segs[i].length;
+    if (s->cached == static_cast<int64_t>(s->tokens.size())) {
+      rows.push_back(static_cast<int64_t>(i));
+      params.push_back(s->sp);
+      rngs.push_back(&s->rng);
+    }
+  }
+  if (!rows.empty()) {
+    torch::NoGradGuard ng;
+    auto sel = hidden.index_select(0, torch::tensor(rows, torch::TensorOptions().dtype(torch::kInt64)).to(hidden.device()));
+    auto samples = model::sample_rows(model->logits(sel), params, rngs);
+    const auto now = Clock::now();
+    for (size_t j = 0; j < rows.size(); ++j) {
+      auto& s = seg_seq[rows[j]];
+      if (s->tokens.size() == static_cast<size_t>(s->prompt_len)) s->first_token = now;
+      s->tokens.push_back(samples[j].token);
+      s->result.logprobs.push_back(samples[j].logprob);
+      s->result.entropies.push_back(samples[j].entropy);
+      check_stop(s, samples[j].token);
+    }
+  }
+  {
+    std::lock_guard<std::mutex> g(mu);
+    st.steps += 1;
+    st.prefill_tokens += prefilled;
+    st.decode_tokens += static_cast<int64_t>(rows.size());
+  }
+  active.erase(std::remove_if(active.begin(), active.end(), [](const SeqPtr& s) { return s->done; }), active.end());
+  std::lock_guard<std::mutex> g(mu);
+  st.active = static_cast<int64_t>(active.size());
+  st.kept = static_cast<int64_t>(kept.size());
+}
+
+void GenerationEngine::Impl::check_stop(const SeqPtr& s, int32_t token) {
+  const int64_t generated = static_cast<int64_t>(s->tokens.size()) - s->prompt_len;
+  const auto& r = s->req;
+  if (std::find(eos.begin(), eos.end(), token) != eos.end()) return finish(s, FinishReason::kEos);
+  if (std::find(r.stop_token_ids.begin(), r.stop_token_ids.end(), token) != r.stop_token_ids.end())
+    return finish(s, FinishReason::kStopToken);
+  if (!r.stop_strings.empty()) {
+    const size_t old = s->bytes.size();
+    s->bytes += tok->token_bytes(token);
+    size_t best_end = std::string::npos, best_start = 0;
+    for (const auto& stop : r.stop_strings) {
+      // Only matches that end inside this token's bytes are new; earlier ones
+      // would have stopped generation before.
+      const size_t from = old + 1 > stop.size() ? old + 1 - stop.size() : 0;
+      const size_t pos = s->bytes.find(stop, from);
+      if (pos != std::string::npos && pos + stop.size() < best_end) best_end = pos + stop.size(), best_start = pos;
+    }
+    if (best_end != std::string::npos) {
+      s->stop_cut = static_cast<int64_t>(r.include_stop_string ? best_end : best_start);
+      return finish(s, FinishReason::kStopString);
+    }
+  }
+  if (generated >= r.max_new_tokens) return finish(s, FinishReason::kLength);
+  if (static_cast<int64_t>(s->tokens.size()) >= limit) return finish(s, FinishReason::kContextLimit);
+}
+
+void GenerationEngine::Impl::finish(const SeqPtr& s, FinishReason why) {
+  const auto now = Clock::now();
+  auto& res = s->result;
+  res.finish_reason = why;
+  res.tokens.assign(s->tokens.begin() + s->prompt_len, s->tokens.end());
+  if (tok) {
+    if (why == FinishReason::kStopString) {
+      res.text = s->bytes.substr(0, static_cast<size_t>(s->stop_cut));
+    } else {
+      std::vector<int32_t> ids = res.tokens;
+      if ((why == FinishReason::kEos || why == FinishReason::kStopToken) && !ids.empty()) ids.pop_back();
+      res.text = tok->decode(ids);
+    }
+  }
+  res.queue_seconds = seconds(s->submitted, s->admitted);
+  res.prefill_seconds = seconds(s->admitted, s->first_token);
+  res.decode_seconds = seconds(s->first_token, now);
+  if (s->slot >= 0) {
+    if (!s->req.cache_key.empty() && opt.keep_finished && s->version == version.load()) {
+      kept.push_back({s->req.cache_key, s->slot,
+                      std::vector<int32_t>(s->tokens.begin(), s->tokens.begin() + s->cached), s->version,
+                      ++use_clock});
+    } else {
+      cache->release(s->slot);
+    }
+    s->slot = -1;
+  }
+  s->done = true;
+  {
+    std::lock_guard<std::mutex> g(mu);  // published before the caller can see the result
+    st.kept = static_cast<int64_t>(kept.size());
+  }
+  deliver(s);
+}
+
+void GenerationEngine::Impl::deliver(const SeqPtr& s) {
+  if (s->job) {
+    s->job->results[s->job_index] = std::move(s->result);
+    s->job->remaining -= 1;
+  } else {
+    s->promise.set_value(std::move(s->result));
+  }
+}
+
+void GenerationEngine::Impl::fail_active(std::exception_ptr e) {
+  for (auto& s : active) {
+    if (s->slot >= 0) cache->release(s->slot);
+    s->slot = -1;
+    s->done = true;
+    if (s->job) {
+      s->job->error = e;
+      s->job->remaining -= 1;
+    } else {
+      s->promise.set_exception(e);
+    }
+  }
+  active.clear();
+  if (current_job) {
+    for (auto& s : current_job->pending) {
+      (void)s;
+      current_job->remaining -= 1;
+    }
+    current_job->pending.clear();
+    current_job->error = e;
+  }
+}
+
+void GenerationEngine::Impl::abort_all() {
+  auto abort = [&](const SeqPtr& s) {
+    if (s->done) return;
+    s->result.finish_reason = FinishReason::kAborted;
+    s->result.tokens.assign(s->tokens.begin() + s->prompt_len, s->tokens.end());
+    s->done = true;
+    deliver(s);
+  };
+  for (auto& s : active) abort(s);
+  active.clear();
+  std::lock_guard<std::mutex> g(mu);
+  for (auto& s : queue) abort(s);
+  queue.clear();
+  if (current_job) jobs.push_front(current_job);
+  current_job.reset();
+  for (auto& j : jobs) {
+    for (auto& s : j->pending) abort(s);
+    j->done.set_value();
+  }
+  jobs.clear();
+}
+
+}  // namespace agentrl::rollout

@@ -1,0 +1,313 @@
+#include "agentrl/rollout/rollout_pool.h"
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "agentrl/core/rng.h"
+
+namespace agentrl::rollout {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// Runs `fn` on a detached thread and waits until `deadline`. Returns false on
+// timeout: the thread is abandoned (it keeps the shared state alive until it
+// finishes), so a hanging env never blocks the rollout.
+struct Outcome {
+  bool ok = false;
+  std::string error;
+};
+Outcome run_until(const std::function<void()>& fn, Clock::time_point deadline, bool* timed_out) {
+  struct Shared {
+    std::mutex m;
+    std::condition_variable cv;
+    bool finished = false;
+    Outcome outcome;
+  };
+  auto shared = std::make_shared<Shared>();
+  std::thread([shared, fn] {
+    Outcome o;
+    try {
+      fn();
+      o.ok = true;
+    } catch (const std::exception& e) {
+      o.error = e.what();
+    } catch (...) {
+      o.error = "unknown exception";
+    }
+    std::lock_guard<std::mutex> lock(shared->m);
+    shared->outcome = o;
+    shared->finished = true;
+    shared->cv.notify_all();
+  }).detach();
+  std::unique_lock<std::mutex> lock(shared->m);
+  if (!shared->cv.wait_until(lock, deadline, [&] { return shared->finished; })) {
+    *timed_out = true;
+    return {false, "episode exceeded its wall-clock timeout"};
+  }
+  *timed_out = false;
+  return shared->outcome;
+}
+
+void accumulate(const Trajectory& t, RolloutStats& s) {
+  s.episodes += 1;
+  if (t.failed) {
+    s.failed += 1;
+    return;
+  }
+  s.turns += static_cast<int64_t>(t.turns.size());
+  for (const auto& turn : t.turns) {
+    s.invalid_turns += turn.invalid_action;
+    s.void_turns += turn.void_turn;
+    s.generated_tokens += static_cast<int64_t>(turn.generated_tokens.size());
+  }
+  s.successes += t.success;
+  s.reward_sum += t.reward;
+}
+
+Trajectory failed_trajectory(const EpisodeSpec& spec, const std::string& error) {
+  Trajectory t;
+  t.group_id = spec.group_id;
+  t.sample_index = spec.sample_index;
+  t.episode_id = spec.episode_id;
+  t.task_id = spec.task.id;
+  t.task_type = spec.task.task_type;
+  t.failed = true;
+  t.error = error;
+  return t;
+}
+
+}  // namespace
+
+std::map<std::string, double> RolloutStats::scalars(const std::string& p) const {
+  const double ok = static_cast<double>(episodes - failed);
+  const double n_turns = static_cast<double>(std::max<int64_t>(turns, 1));
+  std::map<std::string, double> m;
+  m[p + "episodes"] = static_cast<double>(episodes);
+  m[p + "failed_episodes"] = static_cast<double>(failed);
+  m[p + "timed_out_episodes"] = static_cast<double>(timed_out);
+  m[p + "success_rate"] = ok > 0 ? successes / ok : 0.0;
+  m[p + "reward_mean"] = ok > 0 ? reward_sum / ok : 0.0;
+  m[p + "turns_per_episode"] = ok > 0 ? turns / ok : 0.0;
+  m[p + "valid_action_ratio"] = turns > 0 ? 1.0 - invalid_turns / n_turns : 0.0;
+  m[p + "void_turn_rate"] = turns > 0 ? void_turns / n_turns : 0.0;
+  m[p + "generated_tokens"] = static_cast<double>(generated_tokens);
+  m[p + "tokens_per_s"] = wall_seconds > 0 ? generated_tokens / wall_seconds : 0.0;
+  m[p + "wall_s"] = wall_seconds;
+  m[p + "generation_s"] = generation_seconds;
+  m[p + "env_s"] = env_seconds;
+  return m;
+}
+
+RolloutPool::RolloutPool(Generator& generator, std::shared_ptr<const envs::EnvSuite> suite,
+                         std::shared_ptr<const AgentContext> ctx)
+    : generator_(generator), suite_(std::move(suite)), ctx_(std::move(ctx)) {}
+
+std::vector<Trajectory> RolloutPool::run(const std::vector<EpisodeSpec>& episodes, RolloutStats* stats) {
+  RolloutStats local;
+  auto t0 = Clock::now();
+  auto out = ctx_->rollout.deterministic ? run_lockstep(episodes, local) : run_threaded(episodes, local);
+  local.wall_seconds = seconds_since(t0);
+  for (const auto& t : out) accumulate(t, local);
+  // Episodes are over: their cached KV state can go.
+  std::set<std::string> keys;
+  for (const auto& e : episodes)
+    if (!e.cache_key.empty()) keys.insert(e.cache_key);
+  for (const auto& k : keys) generator_.release(k);
+  if (stats) *stats = local;
+  return out;
+}
+
+std::vector<Trajectory> RolloutPool::run_lockstep(const std::vector<EpisodeSpec>& episodes, RolloutStats& stats) {
+  // Per-episode state lives in a shared Slot: an env call that overruns the
+  // deadline is abandoned on its detached thread, which keeps its Slot alive
+  // and never touches anything else.
+  struct Slot {
+    std::shared_ptr<EpisodeRunner> runner;
+    std::optional<GenerationRequest> pending;
+    bool finished = false;
+  };
+  const size_t n = episodes.size();
+  std::vector<std::shared_ptr<Slot>> slots(n);
+  for (auto& s : slots) s = std::make_shared<Slot>();
+  std::vector<Trajectory> out(n);
+  // Lock-step couples the episodes' wall clocks (everyone waits for the
+  // slowest env call of a turn), so the timeout budgets each episode's own
+  // env time: a hung env exhausts only its own budget.
+  std::vector<double> env_used(n, 0.0);
+  const double budget = ctx_->rollout.episode_timeout_s;
+  const size_t width = static_cast<size_t>(std::max<int64_t>(1, ctx_->rollout.concurrency));
+
+  // Runs work(slot) for the listed episodes, `width` at a time, in parallel.
+  auto env_phase = [&](const std::vector<size_t>& ids,
+                       const std::function<std::function<void()>(size_t)>& make_work) {
+    for (size_t b = 0; b < ids.size(); b += width) {
+      const size_t m = std::min(width, ids.size() - b);
+      struct Shared {
+        std::mutex mu;
+        std::condition_variable cv;
+        bool finished = false;
+        Outcome outcome;
+        double seconds = 0.0;  // how long the env call took
+      };
+      std::vector<std::shared_ptr<Shared>> waits(m);
+      const auto phase_start = Clock::now();
+      for (size_t j = 0; j < m; ++j) {
+        auto sh = waits[j] = std::make_shared<Shared>();
+        std::thread([sh, fn = make_work(ids[b + j])] {
+          const auto t0 = Clock::now();
+          Outcome o;
+          try {
+            fn();
+            o.ok = true;
+          } catch (const std::exception& e) {
+            o.error = e.what();
+          } catch (...) {
+            o.error = "unknown exception";
+          }
+          std::lock_guard<std::mutex> lock(sh->mu);
+          sh->outcome = std::move(o);
+          sh->seconds = seconds_since(t0);
+          sh->finished = true;
+          sh->cv.notify_all();
+        }).detach();
+      }
+      for (size_t j = 0; j < m; ++j) {
+        const size_t i = ids[b + j];
+        const auto deadline = phase_start + std::chrono::duration_cast<Clock::duration>(
+                                                std::chrono::duration<double>(std::max(0.0, budget - env_used[i])));
+        std::unique_lock<std::mutex> lock(waits[j]->mu);
+        bool done = waits[j]->cv.wait_until(lock, deadline, [&] { return waits[j]->finished; });
+        if (done && waits[j]->outcome.ok) {
+          env_used[i] += waits[j]->seconds;
+          continue;
+        }
+        out[i] = failed_trajectory(episodes[i], done ? waits[j]->outcome.error
+                                                     : "episode exceeded its wall-clock timeout");
+        stats.timed_out += !done;
+        slots[i] = std::make_shared<Slot>();  // abandon the old slot to its thread
+        slots[i]->finished = true;
+      }
+    }
+  };
+
+  std::vector<size_t> all(n);
+  for (size_t i = 0; i < n; ++i) all[i] = i;
+  env_phase(all, [&](size_t i) -> std::function<void()> {
+    auto slot = slots[i];
+    auto suite = suite_;
+    auto ctx = ctx_;
+    EpisodeSpec spec = episodes[i];
+    return [slot, suite, ctx, spec] {
+      slot->runner = std::make_shared<EpisodeRunner>(suite->make_env(), spec, ctx);
+      slot->pending = slot->runner->start();
+    };
+  });
+
+  while (true) {
+    std::vector<size_t> active;
+    std::vector<GenerationRequest> batch;
+    for (size_t i = 0; i < n; ++i) {
+      Slot& slot = *slots[i];
+      if (slot.finished) continue;
+      if (!slot.pending) {
+        stats.env_seconds += slot.runner->env_seconds();
+        out[i] = slot.runner->take_trajectory();
+        slot.finished = true;
+        continue;
+      }
+      active.push_back(i);
+      batch.push_back(*slot.pending);
+    }
+    if (active.empty()) break;
+    auto g0 = Clock::now();
+    auto results = generator_.generate_batch(std::move(batch));
+    stats.generation_seconds += seconds_since(g0);
+    std::vector<size_t> position(n, 0);
+    for (size_t k = 0; k < active.size(); ++k) position[active[k]] = k;
+    env_phase(active, [&](size_t i) -> std::function<void()> {
+      auto slot = slots[i];
+      GenerationResult r = std::move(results[position[i]]);
+      return [slot, r = std::move(r)] { slot->pending = slot->runner->on_generation(r); };
+    });
+  }
+  return out;
+}
+
+std::vector<Trajectory> RolloutPool::run_threaded(const std::vector<EpisodeSpec>& episodes, RolloutStats& stats) {
+  const size_t n = episodes.size();
+  std::vector<Trajectory> out(n);
+  std::mutex stats_mutex;
+  const size_t width = static_cast<size_t>(std::max<int64_t>(1, ctx_->rollout.concurrency));
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    while (true) {
+      size_t i = next.fetch_add(1);
+      if (i >= n) return;
+      auto result = std::make_shared<Trajectory>();
+      auto gen_seconds = std::make_shared<double>(0.0);
+      auto env_seconds = std::make_shared<double>(0.0);
+      auto spec = episodes[i];
+      auto ctx = ctx_;
+      auto suite = suite_;
+      Generator* gen = &generator_;
+      bool timed_out = false;
+      auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                         std::chrono::duration<double>(ctx_->rollout.episode_timeout_s));
+      Outcome o = run_until(
+          [=] {
+            EpisodeRunner runner(suite->make_env(), spec, ctx);
+            auto req = runner.start();
+            while (req) {
+              auto g0 = Clock::now();
+              GenerationResult r = gen->submit(std::move(*req)).get();
+              *gen_seconds += seconds_since(g0);
+              req = runner.on_generation(r);
+            }
+            *env_seconds = runner.env_seconds();
+            *result = runner.take_trajectory();
+          },
+          deadline, &timed_out);
+      std::lock_guard<std::mutex> lock(stats_mutex);
+      if (o.ok) {
+        out[i] = std::move(*result);
+        stats.generation_seconds += *gen_seconds;
+        stats.env_seconds += *env_seconds;
+      } else {
+        out[i] = failed_trajectory(spec, o.error);
+        stats.timed_out += timed_out;
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  for (size_t w = 0; w < std::min(width, n); ++w) threads.emplace_back(worker);
+  for (auto& t : threads) t.join();
+  return out;
+}
+
+std::vector<EpisodeSpec> make_group_episodes(const std::vector<envs::Task>& tasks, int64_t group_size,
+                                             uint64_t seed, int64_t iteration) {
+  std::vector<EpisodeSpec> out;
+  for (size_t g = 0; g < tasks.size(); ++g) {
+    const uint64_t env_seed = mix_seed(mix_seed(seed, static_cast<uint64_t>(iteration)), g);
+    for (int64_t s = 0; s < group_size; ++s) {
+      EpisodeSpec e;
+      e.task = tasks[g];
+      e.env_seed = env_seed;
+      e.sample_seed = mix_seed(env_seed, static_cast<uint64_t>(s) + 1);
+      e.group_id = static_cast<int64_t>(g);
+      e.sample_index = s;
+      e.episode_id = std::to_string(iteration) + "-" + std::to_string(g) + "-" + std::to_string(s);
+      e.cache_key = "it" + std::to_string(iteration) + "-g" + std::to_string(g);
+      out.push_back(std::move(e));
+    }
+  }
+  return out;
+}
+
+}  // namespace agentrl::rollout

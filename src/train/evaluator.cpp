@@ -1,0 +1,88 @@
+#include "agentrl/train/evaluator.h"
+
+#include "agentrl/core/rng.h"
+#include "agentrl/rollout/rollout_pool.h"
+
+namespace agentrl::train {
+
+std::map<std::string, double> EvalReport::scalars(const std::string& p) const {
+  std::map<std::string, double> m;
+  m[p + "success_rate"] = success_rate;
+  m[p + "score"] = mean_score;
+  m[p + "reward"] = mean_reward;
+  m[p + "turns"] = mean_turns;
+  m[p + "invalid_action_ratio"] = invalid_action_ratio;
+  m[p + "episodes"] = static_cast<double>(episodes);
+  m[p + "failed"] = static_cast<double>(failed);
+  for (const auto& [type, c] : per_type)
+    if (!type.empty()) m[p + "success/" + type] = c.second ? static_cast<double>(c.first) / c.second : 0.0;
+  return m;
+}
+
+nlohmann::json EvalReport::to_json() const {
+  nlohmann::json j;
+  j["split"] = split;
+  j["episodes"] = episodes;
+  j["failed"] = failed;
+  j["success_rate"] = success_rate;
+  j["mean_score"] = mean_score;
+  j["mean_reward"] = mean_reward;
+  j["mean_turns"] = mean_turns;
+  j["invalid_action_ratio"] = invalid_action_ratio;
+  nlohmann::json types = nlohmann::json::object();
+  for (const auto& [type, c] : per_type)
+    types[type.empty() ? "all" : type] = {{"successes", c.first},
+                                          {"episodes", c.second},
+                                          {"success_rate", c.second ? static_cast<double>(c.first) / c.second : 0.0}};
+  j["per_task_type"] = types;
+  return j;
+}
+
+EvalReport summarize(const std::string& split, std::vector<rollout::Trajectory> trajectories) {
+  EvalReport r;
+  r.split = split;
+  int64_t ok = 0, turns = 0, invalid = 0, successes = 0;
+  double score = 0, reward = 0;
+  for (const auto& t : trajectories) {
+    ++r.episodes;
+    if (t.failed) {
+      ++r.failed;
+      continue;
+    }
+    ++ok;
+    successes += t.success;
+    score += t.score;
+    reward += t.reward;
+    turns += static_cast<int64_t>(t.turns.size());
+    for (const auto& turn : t.turns) invalid += turn.invalid_action;
+    auto& c = r.per_type[t.task_type];
+    c.first += t.success;
+    c.second += 1;
+  }
+  // Failed episodes count as unsuccessful: an env crash must not inflate the score.
+  r.success_rate = r.episodes ? static_cast<double>(successes) / r.episodes : 0.0;
+  r.mean_score = ok ? score / ok : 0.0;
+  r.mean_reward = ok ? reward / ok : 0.0;
+  r.mean_turns = ok ? static_cast<double>(turns) / ok : 0.0;
+  r.invalid_action_ratio = turns ? static_cast<double>(invalid) / turns : 0.0;
+  r.trajectories = std::move(trajectories);
+  return r;
+}
+
+EvalReport evaluate(rollout::Generator& generator, std::shared_ptr<const envs::EnvSuite> suite,
+                    std::shared_ptr<const rollout::AgentContext> ctx, const std::string& split, int64_t episodes,
+                    uint64_t seed) {
+  const size_t n = suite->tasks().size(split);
+  const size_t count = episodes > 0 ? std::min(n, static_cast<size_t>(episodes)) : n;
+  std::vector<envs::Task> tasks;
+  for (size_t i = 0; i < count; ++i) tasks.push_back(suite->tasks().get(split, i));
+  auto specs = rollout::make_group_episodes(tasks, 1, mix_seed(seed, 0xE7A1), 0);
+  for (auto& s : specs) {
+    s.episode_id = "eval-" + std::to_string(s.group_id);
+    s.cache_key = "eval-" + std::to_string(s.group_id);
+  }
+  rollout::RolloutPool pool(generator, std::move(suite), std::move(ctx));
+  return summarize(split, pool.run(specs));
+}
+
+}  // namespace agentrl::train

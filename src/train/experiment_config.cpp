@@ -1,0 +1,92 @@
+#include "agentrl/train/experiment_config.h"
+
+namespace agentrl::train {
+
+using config::Range;
+
+void RuntimeConfig::visit(config::Visitor& v) {
+  v.field("output_dir", output_dir, "directory holding run directories");
+  v.field("name", name, "run name: the run directory is <output_dir>/<name>");
+  v.field("seed", seed, "master seed of the run", Range::at_least(0));
+  v.field("num_threads", num_threads, "LibTorch intra-op threads (0 = number of cores)", Range::at_least(0));
+  v.field("log_level", log_level, "console log level", {"trace", "debug", "info", "warn", "error"});
+}
+
+void EnvSelectionConfig::visit(config::Visitor& v) {
+  v.field("name", name, "environment to train on (a registered env name)");
+  v.field("train_split", train_split, "split to sample training tasks from (\"\" = env default)");
+  v.field("eval_split", eval_split, "split for evaluation (\"\" = env default)");
+}
+
+void TokenizerConfig::visit(config::Visitor& v) {
+  v.field("path", path, "tokenizer directory (\"\" = the model directory)");
+  v.field("chat_template", chat_template, "chat template", {"auto", "chatml", "llama3", "plain"});
+  v.field("train", train, "train a SentencePiece tokenizer on env text (from-scratch policies)");
+  v.field("vocab_size", vocab_size, "vocabulary size of a trained tokenizer", Range::at_least(64));
+  v.field("corpus_episodes", corpus_episodes, "expert episodes whose text is the tokenizer corpus", Range::at_least(1));
+}
+
+void OptimConfig::visit(config::Visitor& v) {
+  v.field("lr", lr, "peak learning rate (AdamW)", Range::open_closed(0, 1));
+  v.field("weight_decay", weight_decay, "decoupled weight decay", Range::closed(0, 1));
+  v.field("beta1", beta1, "AdamW beta1", Range::closed(0, 0.999999));
+  v.field("beta2", beta2, "AdamW beta2", Range::closed(0, 0.999999));
+  v.field("eps", eps, "AdamW epsilon", Range::positive());
+  v.field("schedule", schedule, "learning-rate schedule after warmup", {"constant", "linear", "cosine"});
+  v.field("warmup_steps", warmup_steps, "linear warmup steps", Range::at_least(0));
+  v.field("min_lr_ratio", min_lr_ratio, "final LR as a fraction of lr (linear/cosine)", Range::closed(0, 1));
+}
+
+void TrainerConfig::visit(config::Visitor& v) {
+  v.field("iterations", iterations, "RL iterations", Range::at_least(0));
+  v.field("eval_every", eval_every, "evaluate every N iterations (0 = only at the end)", Range::at_least(0));
+  v.field("eval_episodes", eval_episodes, "episodes per evaluation (0 = whole eval split)", Range::at_least(0));
+  v.field("save_every", save_every, "checkpoint every N iterations (0 = only at the end)", Range::at_least(0));
+  v.field("keep_checkpoints", keep_checkpoints, "checkpoints kept (older ones are deleted)", Range::at_least(1));
+  v.field("micro_batch_tokens", micro_batch_tokens, "padded tokens per forward/backward micro-batch",
+          Range::at_least(16));
+  v.field("max_nonfinite_steps", max_nonfinite_steps, "consecutive non-finite steps before the run stops",
+          Range::at_least(1));
+  v.section("optim", optim, "optimizer of the RL updates");
+}
+
+void SftConfig::visit(config::Visitor& v) {
+  v.field("enabled", enabled, "run supervised fine-tuning before RL");
+  v.field("data", data, "JSONL chat conversations (\"\" = expert demonstrations of the env)");
+  v.field("demo_episodes", demo_episodes, "expert episodes to train on when data is \"\"", Range::at_least(1));
+  v.field("epochs", epochs, "passes over the SFT data", Range::at_least(1));
+  v.field("batch_tokens", batch_tokens, "padded tokens per optimizer step", Range::at_least(16));
+  v.field("max_seq_tokens", max_seq_tokens, "longer conversations are truncated", Range::at_least(16));
+  v.section("optim", optim, "optimizer of the SFT stage");
+}
+
+const std::vector<std::string>& resume_allowed_changes() {
+  static const std::vector<std::string> keys = {
+      "trainer.iterations", "trainer.eval_every", "trainer.eval_episodes", "trainer.save_every",
+      "trainer.keep_checkpoints", "runtime.num_threads", "runtime.log_level", "rollout.dump_trajectories",
+      "rollout.concurrency", "rollout.episode_timeout_s"};
+  return keys;
+}
+
+void ExperimentConfig::visit(config::Visitor& v) {
+  v.section("runtime", runtime, "run directory, seed, threads, logging");
+  v.section("env", env, "which environment to train on");
+  v.section("model", model, "policy model");
+  v.section("tokenizer", tokenizer, "tokenizer and chat template");
+  v.section("engine", engine, "generation engine");
+  v.section("rollout", rollout, "episodes per iteration, sampling, context handling");
+  v.section("prompt", prompt, "prompt templates of the agent loop");
+  v.section("algorithm", algorithm, "advantage estimator and trajectory filters");
+  v.section("actor", actor, "policy loss");
+  v.section("trainer", trainer, "RL loop, checkpoints, evaluation");
+  v.section("sft", sft, "supervised warm start");
+  envs.visit(v);
+}
+
+ExperimentConfig load_experiment_config(const std::string& path, const std::vector<std::string>& overrides) {
+  ExperimentConfig c;
+  config::load(c, path, overrides);
+  return c;
+}
+
+}  // namespace agentrl::train

@@ -1,0 +1,118 @@
+#include "agentrl/train/policy.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include "agentrl/core/error.h"
+#include "agentrl/core/logging.h"
+#include "agentrl/core/rng.h"
+#include "agentrl/model/hf_checkpoint.h"
+#include "agentrl/rollout/agent_loop.h"
+#include "agentrl/text/sentencepiece_tokenizer.h"
+
+namespace fs = std::filesystem;
+
+namespace agentrl::train {
+namespace {
+
+torch::Device policy_device(const ExperimentConfig& cfg) { return model::resolve_device(cfg.model.device); }
+
+std::shared_ptr<const text::ChatTemplate> make_chat(const ExperimentConfig& cfg,
+                                                    std::shared_ptr<const text::Tokenizer> tok,
+                                                    const std::string& dir) {
+  return text::ChatTemplate::create(cfg.tokenizer.chat_template, std::move(tok), dir);
+}
+
+}  // namespace
+
+std::string collect_env_text(const envs::EnvSuite& suite, const std::string& split, int64_t episodes,
+                             const rollout::PromptConfig& prompt, uint64_t seed) {
+  std::string corpus;
+  for (const std::string* t : {&prompt.system, &prompt.first_user, &prompt.next_user, &prompt.window_user})
+    corpus += *t + "\n";
+  auto tasks = suite.tasks().ordered(split, seed);
+  const auto policy = rollout::expert_policy(prompt);
+  for (size_t i = 0; i < tasks.size() && static_cast<int64_t>(i) < episodes; ++i) {
+    auto env = suite.make_env();
+    corpus += env->reset(tasks[i], mix_seed(seed, i)) + "\n";
+    corpus += env->task_description() + "\n";
+    for (int step = 0; step < env->max_steps(); ++step) {
+      std::string admissible;
+      for (const auto& a : env->admissible_actions()) admissible += a + ", ";
+      corpus += admissible + "\n";
+      auto response = policy(*env);
+      if (!response) break;
+      corpus += *response + "\n";
+      auto action = env->extract_action(*response);
+      auto r = env->step(action ? *action : *response);
+      corpus += r.observation + "\n";
+      if (r.done) break;
+    }
+  }
+  return corpus;
+}
+
+Policy load_policy_dir(const ExperimentConfig& cfg, const std::string& model_dir) {
+  Policy p;
+  p.device = policy_device(cfg);
+  p.tokenizer_dir = cfg.tokenizer.path.empty() ? model_dir : cfg.tokenizer.path;
+  p.tokenizer = text::load_tokenizer(p.tokenizer_dir);
+  p.chat = make_chat(cfg, p.tokenizer, p.tokenizer_dir);
+  auto pre = model::load_pretrained(model_dir, p.device, model::resolve_dtype(cfg.model.dtype));
+  p.model = pre.model;
+  p.model->set_gradient_checkpointing(cfg.model.gradient_checkpointing);
+  return p;
+}
+
+Policy build_initial_policy(const ExperimentConfig& cfg, const envs::EnvSuite& suite, const std::string& run_dir) {
+  if (!cfg.model.path.empty()) {
+    if (cfg.tokenizer.train)
+      throw ConfigError("tokenizer.train: true needs a from-scratch model (model.path must be empty, got '" +
+                        cfg.model.path + "')");
+    return load_policy_dir(cfg, cfg.model.path);
+  }
+  Policy p;
+  p.device = policy_device(cfg);
+  if (cfg.tokenizer.train) {
+    p.tokenizer_dir = (fs::path(run_dir) / "tokenizer").string();
+    const std::string split = cfg.env.train_split.empty() ? suite.train_split() : cfg.env.train_split;
+    std::string corpus = collect_env_text(suite, split, cfg.tokenizer.corpus_episodes, cfg.prompt,
+                                          static_cast<uint64_t>(cfg.runtime.seed));
+    fs::create_directories(p.tokenizer_dir);
+    const std::string corpus_path = (fs::path(run_dir) / "tokenizer_corpus.txt").string();
+    {
+      std::ofstream f(corpus_path, std::ios::binary);
+      f << corpus;
+      if (!f) throw IoError("cannot write " + corpus_path);
+    }
+    text::train_sentencepiece(corpus_path, static_cast<int>(cfg.tokenizer.vocab_size), p.tokenizer_dir);
+    log().info("trained a {}-token SentencePiece tokenizer on {} bytes of env text -> {}", cfg.tokenizer.vocab_size,
+               corpus.size(), p.tokenizer_dir);
+  } else if (!cfg.tokenizer.path.empty()) {
+    p.tokenizer_dir = cfg.tokenizer.path;
+  } else {
+    throw ConfigError(
+        "model.path is empty (random init) but no tokenizer is configured: set tokenizer.path or tokenizer.train: true");
+  }
+  p.tokenizer = text::load_tokenizer(p.tokenizer_dir);
+  p.chat = make_chat(cfg, p.tokenizer, p.tokenizer_dir);
+  model::ModelArgs args = cfg.model.init.to_args(p.tokenizer->vocab_size());
+  if (auto eos = p.tokenizer->eos_id()) args.eos_token_id = *eos;
+  if (auto bos = p.tokenizer->bos_id()) args.bos_token_id = *bos;
+  if (auto pad = p.tokenizer->pad_id()) args.pad_token_id = *pad;
+  p.model = model::TransformerLM(args);
+  p.model->init_weights(static_cast<uint64_t>(cfg.model.init.seed), cfg.model.init.initializer_range);
+  p.model->to(p.device, model::resolve_dtype(cfg.model.dtype));
+  p.model->set_gradient_checkpointing(cfg.model.gradient_checkpointing);
+  return p;
+}
+
+void save_policy(Policy& policy, const std::string& dir) {
+  model::SaveOptions opts;
+  opts.tokenizer_dir = policy.tokenizer_dir;
+  // Stored in the training dtype, so that a reload (resume) is bit-exact.
+  opts.dtype = policy.model->dtype() == torch::kBFloat16 ? "bfloat16" : "float32";
+  model::save_pretrained(policy.model, dir, opts);
+}
+
+}  // namespace agentrl::train

@@ -1,0 +1,149 @@
+#include "agentrl/train/ppo_update.h"
+
+#include <cmath>
+#include <numeric>
+
+#include "agentrl/core/error.h"
+#include "agentrl/core/logging.h"
+#include "agentrl/model/logprobs.h"
+#include "agentrl/rollout/batch_builder.h"
+#include "agentrl/train/optim.h"
+
+namespace agentrl::train {
+
+TokenStatsCpu score_batch(model::TransformerLM& model, const rollout::TrainBatch& batch, int64_t token_budget,
+                          int64_t chunk_tokens, bool want_prob_sq) {
+  torch::NoGradGuard no_grad;
+  const auto N = batch.rows(), T = batch.input_ids.size(1);
+  TokenStatsCpu out;
+  out.logprobs = torch::zeros({N, T}, torch::kFloat32);
+  out.entropy = torch::zeros({N, T}, torch::kFloat32);
+  if (want_prob_sq) out.prob_sq_sum = torch::zeros({N, T}, torch::kFloat32);
+  const auto device = model->device();
+  for (const auto& rows : rollout::plan_micro_batches(batch, token_budget)) {
+    auto mb = rollout::select_rows(batch, rows);
+    model::LogprobOptions o;
+    o.chunk_tokens = chunk_tokens;
+    o.want_prob_sq = want_prob_sq;
+    auto s = model::logprobs_and_entropy(model, mb.input_ids.to(device), mb.attention_mask.to(device),
+                                         mb.position_ids.to(device), o);
+    auto idx = torch::tensor(rows, torch::kInt64);
+    const auto t = mb.input_ids.size(1);
+    out.logprobs.index_put_({idx, torch::indexing::Slice(0, t)}, s.logprobs.to(torch::kCPU, torch::kFloat32));
+    out.entropy.index_put_({idx, torch::indexing::Slice(0, t)}, s.entropy.to(torch::kCPU, torch::kFloat32));
+    if (want_prob_sq)
+      out.prob_sq_sum.index_put_({idx, torch::indexing::Slice(0, t)}, s.prob_sq_sum.to(torch::kCPU, torch::kFloat32));
+  }
+  return out;
+}
+
+namespace {
+
+void add(std::map<std::string, double>& sum, const std::map<std::string, double>& m, double w,
+         const std::string& prefix = "") {
+  for (const auto& [k, v] : m) sum[prefix + k] += v * w;
+}
+
+}  // namespace
+
+std::map<std::string, double> ppo_update(model::TransformerLM& model, torch::optim::Optimizer& optimizer,
+                                         const rollout::TrainBatch& batch, const ExperimentConfig& cfg,
+                                         int64_t total_optimizer_steps, UpdateCounters& counters, Rng& rng,
+                                         const WeightLock& lock_weights, const DistHooks& dist) {
+  const auto& actor = cfg.actor;
+  const auto device = model->device();
+  const int64_t N = batch.rows();
+  std::map<std::string, double> sums;
+  double weight_total = 0.0;
+  int64_t steps = 0, skipped = 0;
+  model->train();
+
+  for (int64_t epoch = 0; epoch < actor.ppo_epochs; ++epoch) {
+    // Rows are shuffled per epoch with the trainer's own stream (resumable).
+    std::vector<int64_t> order(static_cast<size_t>(N));
+    std::iota(order.begin(), order.end(), 0);
+    for (size_t i = order.size(); i > 1; --i)
+      std::swap(order[i - 1], order[static_cast<size_t>(rng.uniform_int(0, static_cast<int64_t>(i) - 1))]);
+    // Every rank must take the same number of optimizer steps: the count is
+    // bounded by the smallest shard.
+    const int64_t n_mini =
+        std::max<int64_t>(1, std::min<int64_t>(actor.mini_batches, static_cast<int64_t>(dist.min(double(N)))));
+    for (int64_t m = 0; m < n_mini; ++m) {
+      std::vector<int64_t> mini(order.begin() + m * N / n_mini, order.begin() + (m + 1) * N / n_mini);
+      // A rank whose shard is empty still joins every collective.
+      auto mb = mini.empty() ? rollout::TrainBatch{} : rollout::select_rows(batch, mini);
+      // Normalisers of the whole mini-batch (over all ranks), so that summing
+      // the micro-batch losses gives exactly the mini-batch loss (gradient
+      // accumulation) and summing gradients over ranks gives the global one.
+      const double tokens = dist.sum(mini.empty() ? 0.0 : mb.loss_mask.sum().item<double>());
+      const double sequences = dist.sum(static_cast<double>(mini.size()));
+      if (tokens == 0) continue;
+      optimizer.zero_grad();
+      std::map<std::string, double> step_metrics;
+      bool finite = true;
+      const auto micro_plan = mini.empty() ? std::vector<std::vector<int64_t>>{}
+                                           : rollout::plan_micro_batches(mb, cfg.trainer.micro_batch_tokens);
+      for (const auto& rows : micro_plan) {
+        auto micro = rollout::select_rows(mb, rows);
+        model::LogprobOptions o;
+        o.chunk_tokens = cfg.model.logprob_chunk_tokens;
+        o.entropy_grad = actor.entropy_coef != 0.0;
+        // pi_theta(a_t | s_t) for every token of the micro-batch.
+        auto stats = model::logprobs_and_entropy(model, micro.input_ids.to(device), micro.attention_mask.to(device),
+                                                 micro.position_ids.to(device), o);
+        algo::PolicyLossInputs in;
+        in.logprobs = stats.logprobs.to(torch::kFloat32);
+        in.entropy = stats.entropy.to(torch::kFloat32);
+        in.old_logprobs = micro.old_logprobs.to(device);
+        in.behaviour_logprobs = micro.behaviour_logprobs.to(device);
+        in.advantages = micro.advantages.to(device);
+        in.loss_mask = micro.loss_mask.to(device);
+        if (micro.ref_logprobs.defined()) in.ref_logprobs = micro.ref_logprobs.to(device);
+        in.global_tokens = tokens;
+        in.global_sequences = sequences;
+        in.kl_coef = counters.kl_coef;
+        // L = pg_loss(ratio clip) + beta * KL - c_H * H, aggregated per actor.loss_agg.
+        auto out = algo::compute_policy_loss(in, actor);
+        if (!std::isfinite(out.loss.item<double>())) finite = false;
+        out.loss.backward();
+        add(step_metrics, out.metrics, micro.loss_mask.sum().item<double>() / tokens, "actor/");
+      }
+      dist.sync_gradients();
+      const double grad_norm = clip_grad_norm(*model, actor.grad_clip);
+      // All ranks skip together (a non-finite gradient anywhere is everywhere
+      // after the all-reduce; the loss flag is summed explicitly).
+      finite = dist.sum(finite ? 0.0 : 1.0) == 0.0;
+      if (!finite || !std::isfinite(grad_norm)) {
+        optimizer.zero_grad();
+        ++skipped;
+        ++counters.consecutive_skips;
+        log().warn("non-finite loss or gradient (grad norm {}): optimizer step skipped ({} in a row)", grad_norm,
+                   counters.consecutive_skips);
+        if (counters.consecutive_skips >= cfg.trainer.max_nonfinite_steps)
+          throw Error("training stopped: " + std::to_string(counters.consecutive_skips) +
+                      " consecutive optimizer steps had a non-finite loss or gradient (trainer.max_nonfinite_steps)");
+        continue;
+      }
+      counters.consecutive_skips = 0;
+      {
+        auto lock = lock_weights();
+        set_lr(optimizer, lr_at(cfg.trainer.optim, counters.optimizer_steps, total_optimizer_steps));
+        optimizer.step();
+      }
+      ++counters.optimizer_steps;
+      ++steps;
+      step_metrics["actor/grad_norm"] = grad_norm;
+      add(sums, step_metrics, 1.0);
+      weight_total += 1.0;
+    }
+  }
+  model->eval();
+  std::map<std::string, double> out;
+  for (const auto& [k, v] : sums) out[k] = weight_total > 0 ? v / weight_total : 0.0;
+  out["actor/optimizer_steps"] = static_cast<double>(steps);
+  out["actor/skipped_steps"] = static_cast<double>(skipped);
+  out["actor/lr"] = lr_at(cfg.trainer.optim, std::max<int64_t>(0, counters.optimizer_steps - 1), total_optimizer_steps);
+  return out;
+}
+
+}  // namespace agentrl::train

@@ -1,1 +1,0 @@
-// Layer train: see include/agentrl/train/.

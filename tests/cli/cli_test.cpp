@@ -1,0 +1,81 @@
+// The agentrl binary: help, version, config show, exit codes.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "cli/cli_test_support.h"
+
+namespace fs = std::filesystem;
+
+namespace agentrl {
+namespace {
+
+using testing::run_agentrl;
+
+std::string write_tmp(const std::string& name, const std::string& text) {
+  auto p = fs::temp_directory_path() / ("agentrl_cli_" + name);
+  std::ofstream(p) << text;
+  return p.string();
+}
+
+TEST(Cli, HelpListsTheSubcommandsAndExitsZero) {
+  auto r = run_agentrl("--help");
+  EXPECT_EQ(r.exit_code, 0);
+  for (const char* sub : {"version", "config", "train", "sft", "eval", "export", "launch", "env"})
+    EXPECT_NE(r.output.find(sub), std::string::npos) << sub << "\n" << r.output;
+}
+
+TEST(Cli, VersionReportsLibtorchBlasAndThreads) {
+  auto r = run_agentrl("version");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("libtorch 1."), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("blas:"), std::string::npos);
+  EXPECT_NE(r.output.find("threads:"), std::string::npos);
+}
+
+TEST(Cli, UnknownSubcommandIsAUsageError) { EXPECT_EQ(run_agentrl("frobnicate").exit_code, 2); }
+
+TEST(Cli, ConfigShowAppliesOverrides) {
+  auto r = run_agentrl(std::string("config show ") + AGENTRL_SOURCE_DIR + "/configs/alfworld_grpo.yaml trainer.optim.lr=1e-5");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("lr: 1e-05"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("lr: 1e-06  # peak"), r.output.rfind("lr: 1e-06  # peak")) << "only sft.optim keeps 1e-6";
+}
+
+TEST(Cli, EveryShippedConfigLoads) {
+  int n = 0;
+  for (const auto& e : fs::directory_iterator(fs::path(AGENTRL_SOURCE_DIR) / "configs")) {
+    if (e.path().extension() != ".yaml") continue;
+    auto r = run_agentrl("config show " + e.path().string());
+    EXPECT_EQ(r.exit_code, 0) << e.path() << "\n" << r.output;
+    ++n;
+  }
+  EXPECT_GE(n, 7);
+}
+
+TEST(Cli, UnknownConfigKeyExitsTwoWithFileLineAndSuggestion) {
+  auto f = write_tmp("bad_key.yaml", "trainer:\n  iterations: 3\n  optim:\n    lrr: 0.1\n");
+  auto r = run_agentrl("config show " + f);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("bad_key.yaml:4"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("trainer.optim.lrr"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("trainer.optim.lr"), std::string::npos) << r.output;
+}
+
+TEST(Cli, OutOfRangeValueExitsTwo) {
+  auto f = write_tmp("bad_range.yaml", "rollout:\n  group_size: 0\n");
+  auto r = run_agentrl("config show " + f);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("rollout.group_size"), std::string::npos) << r.output;
+}
+
+TEST(Cli, ConfigDocListsEveryKeyWithItsDoc) {
+  auto r = run_agentrl("config show --doc");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("algorithm.empg.zeta"), std::string::npos);
+  EXPECT_NE(r.output.find("alfworld.max_steps"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace agentrl

@@ -1,0 +1,168 @@
+// Specifications of RoPE, RMSNorm and grouped-query attention, each against
+// a direct re-statement of its formula.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <cmath>
+
+#include "agentrl/core/error.h"
+#include "agentrl/model/attention.h"
+#include "agentrl/model/norm.h"
+#include "agentrl/model/rope.h"
+#include "tiny_model.h"
+
+using namespace agentrl::model;
+using agentrl::model::test_util::max_abs_diff;
+
+namespace {
+
+// rope(x)_i = x_i cos(a_i) - x_{i+D/2} sin(a_i); rope(x)_{i+D/2} = x_{i+D/2} cos(a_i) + x_i sin(a_i),
+// a_i = pos * inv_freq_i (RoFormer eq. 34 in HF's half-split layout).
+torch::Tensor direct_rope(const torch::Tensor& x, const std::vector<int64_t>& pos, const std::vector<double>& inv) {
+  const int64_t T = x.size(0), D = x.size(1), h = D / 2;
+  auto out = torch::zeros_like(x, torch::kFloat64);
+  auto x64 = x.to(torch::kFloat64);
+  auto xa = x64.accessor<double, 2>();
+  auto oa = out.accessor<double, 2>();
+  for (int64_t t = 0; t < T; ++t) {
+    for (int64_t i = 0; i < h; ++i) {
+      const double a = pos[t] * inv[i], c = std::cos(a), s = std::sin(a);
+      oa[t][i] = xa[t][i] * c - xa[t][i + h] * s;
+      oa[t][i + h] = xa[t][i + h] * c + xa[t][i] * s;
+    }
+  }
+  return out;
+}
+
+std::vector<double> default_inv_freq(double theta, int64_t D) {
+  std::vector<double> inv;
+  for (int64_t i = 0; i < D / 2; ++i) inv.push_back(std::pow(theta, -2.0 * i / D));
+  return inv;
+}
+
+}  // namespace
+
+TEST(Rope, MatchesDirectCosSinFormula) {
+  ModelArgs a;
+  a.rope_theta = 10000.0;
+  const int64_t D = 16;
+  auto inv = rope_inv_freq(a, D, torch::kFloat64);
+  std::vector<int64_t> pos = {0, 1, 5, 17, 300, 4095};
+  torch::manual_seed(0);
+  auto x = torch::randn({6, D}, torch::kFloat64);
+  auto [c, s] = rope_cos_sin(torch::tensor(pos), inv, torch::kFloat64);
+  auto got = apply_rope(x, c, s);
+  EXPECT_LT(max_abs_diff(got, direct_rope(x, pos, default_inv_freq(1e4, D))), 1e-12);
+}
+
+TEST(Rope, Float32AnglesMatchFormulaToFloatPrecision) {
+  ModelArgs a;
+  a.rope_theta = 1e6;
+  const int64_t D = 64;
+  std::vector<int64_t> pos = {0, 3, 100, 1000};
+  torch::manual_seed(1);
+  auto x = torch::randn({4, D});
+  auto [c, s] = rope_cos_sin(torch::tensor(pos), rope_inv_freq(a, D), torch::kFloat32);
+  EXPECT_LT(max_abs_diff(apply_rope(x, c, s), direct_rope(x, pos, default_inv_freq(1e6, D))), 1e-3);
+}
+
+TEST(Rope, LinearScalingDividesEveryFrequencyByFactor) {
+  ModelArgs a;
+  a.rope_scaling.type = "linear";
+  a.rope_scaling.factor = 4.0;
+  auto inv = rope_inv_freq(a, 8, torch::kFloat64);
+  auto ref = default_inv_freq(a.rope_theta, 8);
+  for (int i = 0; i < 4; ++i) EXPECT_NEAR(inv[i].item<double>(), ref[i] / 4.0, 1e-15);
+}
+
+TEST(Rope, Llama3ScalingKeepsHighDividesLowAndInterpolatesMiddle) {
+  // Llama-3.1 values: factor 8, low 1, high 4, original context 8192, theta 5e5, D 128.
+  ModelArgs a;
+  a.rope_theta = 500000.0;
+  a.rope_scaling = {"llama3", 8.0, 1.0, 4.0, 8192};
+  const int64_t D = 128;
+  auto inv = rope_inv_freq(a, D, torch::kFloat64);
+  auto ref = default_inv_freq(a.rope_theta, D);
+  for (int64_t i = 0; i < D / 2; ++i) {
+    const double wavelen = 2 * M_PI / ref[i];
+    double expect;
+    if (wavelen < 8192.0 / 4.0) {
+      expect = ref[i];
+    } else if (wavelen > 8192.0 / 1.0) {
+      expect = ref[i] / 8.0;
+    } else {
+      const double smooth = (8192.0 / wavelen - 1.0) / (4.0 - 1.0);
+      expect = (1 - smooth) * ref[i] / 8.0 + smooth * ref[i];
+    }
+    EXPECT_NEAR(inv[i].item<double>(), expect, 1e-12 * ref[i]) << "frequency " << i;
+  }
+}
+
+TEST(Rope, UnknownScalingTypeThrowsNamingIt) {
+  ModelArgs a;
+  a.rope_scaling.type = "yarn";
+  try {
+    rope_inv_freq(a, 8);
+    FAIL() << "expected ConfigError";
+  } catch (const agentrl::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("'yarn'"), std::string::npos) << e.what();
+  }
+}
+
+TEST(RmsNorm, MatchesDirectFormula) {
+  torch::manual_seed(2);
+  auto x = torch::randn({3, 5, 12}, torch::kFloat64);
+  auto w = torch::randn({12}, torch::kFloat64);
+  const double eps = 1e-5;
+  auto got = rms_norm(x, w, eps);
+  auto xa = x.accessor<double, 3>();
+  auto ga = got.accessor<double, 3>();
+  double worst = 0;
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 5; ++j) {
+      double ss = 0;
+      for (int k = 0; k < 12; ++k) ss += xa[i][j][k] * xa[i][j][k];
+      const double r = 1.0 / std::sqrt(ss / 12 + eps);
+      for (int k = 0; k < 12; ++k) worst = std::max(worst, std::abs(ga[i][j][k] - w[k].item<double>() * xa[i][j][k] * r));
+    }
+  EXPECT_LT(worst, 1e-12);
+}
+
+namespace {
+// HF eager attention: repeat_kv then softmax(q k^T / sqrt(D) + mask) v.
+torch::Tensor repeat_heads_reference(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                                     const torch::Tensor& allowed) {
+  const int64_t G = q.size(1) / k.size(1);
+  auto kr = k.repeat_interleave(G, 1), vr = v.repeat_interleave(G, 1);
+  auto scores = torch::matmul(q, kr.transpose(-1, -2)) / std::sqrt(static_cast<double>(q.size(3)));
+  scores = scores.masked_fill(allowed.unsqueeze(1).logical_not(), -INFINITY);
+  return torch::matmul(torch::softmax(scores, -1), vr);
+}
+}  // namespace
+
+TEST(GroupedAttention, MatchesExplicitRepeatHeadsReference) {
+  torch::manual_seed(3);
+  const int64_t B = 2, Hq = 6, Hkv = 2, T = 11, D = 8;
+  auto q = torch::randn({B, Hq, T, D}, torch::kFloat64);
+  auto k = torch::randn({B, Hkv, T, D}, torch::kFloat64);
+  auto v = torch::randn({B, Hkv, T, D}, torch::kFloat64);
+  auto allowed = torch::ones({T, T}, torch::kBool).tril().unsqueeze(0).repeat({B, 1, 1});
+  allowed[1].narrow(1, 0, 3).fill_(false);  // batch 1: first 3 keys are padding...
+  allowed[1].narrow(0, 0, 3).narrow(1, 0, 3).copy_(torch::eye(3, torch::kBool));  // ...padding rows see themselves
+  auto ref = repeat_heads_reference(q, k, v, allowed);
+  for (int64_t block : {1, 4, 256}) {
+    EXPECT_LT(max_abs_diff(grouped_attention(q, k, v, allowed, block), ref), 1e-12) << "query_block " << block;
+  }
+}
+
+TEST(GroupedAttention, CachedAttentionEqualsCausalAttentionOfTheLastQueries) {
+  torch::manual_seed(4);
+  const int64_t Hq = 4, Hkv = 1, L = 9, n = 3, D = 8;
+  auto q = torch::randn({1, Hq, L, D}, torch::kFloat64);
+  auto k = torch::randn({1, Hkv, L, D}, torch::kFloat64);
+  auto v = torch::randn({1, Hkv, L, D}, torch::kFloat64);
+  auto allowed = torch::ones({L, L}, torch::kBool).tril().unsqueeze(0);
+  auto ref = repeat_heads_reference(q, k, v, allowed)[0].narrow(1, L - n, n);
+  auto got = cached_attention(q[0].narrow(1, L - n, n), k[0], v[0]);
+  EXPECT_LT(max_abs_diff(got, ref), 1e-12);
+}

@@ -1,0 +1,130 @@
+// Specifications of token sampling: greedy, temperature, top-k, top-p, seeds,
+// and the raw-distribution statistics returned with every token.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "agentrl/core/error.h"
+#include "agentrl/model/sampler.h"
+
+using namespace agentrl::model;
+using agentrl::Rng;
+
+namespace {
+std::vector<int> histogram(const std::vector<float>& z, const SamplerParams& p, int n, uint64_t seed = 1) {
+  std::vector<int> h(z.size(), 0);
+  Rng rng(seed);
+  for (int i = 0; i < n; ++i) ++h[sample_token(z.data(), static_cast<int64_t>(z.size()), p, rng).token];
+  return h;
+}
+}  // namespace
+
+TEST(Sampler, GreedyTakesArgmaxWithLowestIdOnTiesAndReportsRawStats) {
+  std::vector<float> z = {1, 3, 3, 2};
+  Rng rng(0);
+  SamplerParams p;
+  p.temperature = 0;
+  auto s = sample_token(z.data(), 4, p, rng);
+  EXPECT_EQ(s.token, 1);
+  const double se = std::exp(1) + 2 * std::exp(3) + std::exp(2);
+  EXPECT_NEAR(s.logprob, 3 - std::log(se), 1e-6);
+  double ent = 0;
+  for (float v : z) {
+    const double pj = std::exp(v) / se;
+    ent -= pj * std::log(pj);
+  }
+  EXPECT_NEAR(s.entropy, ent, 1e-6);
+  EXPECT_EQ(rng, Rng(0));  // greedy draws nothing
+}
+
+TEST(Sampler, LogprobIsOfTheRawDistributionEvenWithTemperatureAndTruncation) {
+  std::vector<float> z = {0.0f, 1.0f, 2.0f};
+  SamplerParams p;
+  p.temperature = 0.5;
+  p.top_k = 2;
+  Rng rng(3);
+  auto s = sample_token(z.data(), 3, p, rng);
+  const double lse = std::log(1 + std::exp(1.0) + std::exp(2.0));
+  EXPECT_NEAR(s.logprob, z[s.token] - lse, 1e-6);
+}
+
+TEST(Sampler, TemperatureScalesLogits) {
+  // logits [0, ln 4] at T=2 -> probabilities proportional to [1, 2].
+  std::vector<float> z = {0.0f, static_cast<float>(std::log(4.0))};
+  SamplerParams p;
+  p.temperature = 2.0;
+  auto h = histogram(z, p, 20000);
+  EXPECT_NEAR(h[1] / 20000.0, 2.0 / 3.0, 0.015);
+}
+
+TEST(Sampler, TopKKeepsOnlyTheKMostLikelyTokens) {
+  std::vector<float> z = {0, 1, 2, 3, 4};
+  SamplerParams p;
+  p.top_k = 2;
+  auto h = histogram(z, p, 20000);
+  EXPECT_EQ(h[0] + h[1] + h[2], 0);
+  EXPECT_NEAR(h[4] / 20000.0, std::exp(1) / (1 + std::exp(1)), 0.015);
+}
+
+TEST(Sampler, TopPKeepsTheSmallestPrefixReachingP) {
+  // p = [0.5, 0.3, 0.15, 0.05]; top_p 0.7 keeps {0, 1} (0.5 < 0.7 <= 0.8).
+  std::vector<float> z;
+  for (double q : {0.5, 0.3, 0.15, 0.05}) z.push_back(static_cast<float>(std::log(q)));
+  SamplerParams p;
+  p.top_p = 0.7;
+  auto h = histogram(z, p, 20000);
+  EXPECT_EQ(h[2] + h[3], 0);
+  EXPECT_NEAR(h[0] / 20000.0, 0.5 / 0.8, 0.015);
+}
+
+TEST(Sampler, TopPOverALargeVocabularyKeepsOnlyTheHead) {
+  // 5000 tokens: 3 heavy ones hold ~97% of the mass; top_p 0.9 keeps them only.
+  std::vector<float> z(5000, 0.0f);
+  z[4000] = z[17] = z[2500] = 12.0f;
+  SamplerParams p;
+  p.top_p = 0.9;
+  auto h = histogram(z, p, 3000);
+  EXPECT_EQ(h[4000] + h[17] + h[2500], 3000);
+}
+
+TEST(Sampler, SameSeedSameTokensDifferentSeedDifferentTokens) {
+  std::vector<float> z(50);
+  for (int i = 0; i < 50; ++i) z[i] = static_cast<float>(std::sin(i));
+  SamplerParams p;
+  auto draw = [&](uint64_t seed) {
+    Rng rng(seed);
+    std::vector<int> out;
+    for (int i = 0; i < 40; ++i) out.push_back(sample_token(z.data(), 50, p, rng).token);
+    return out;
+  };
+  EXPECT_EQ(draw(9), draw(9));
+  EXPECT_NE(draw(9), draw(10));
+}
+
+TEST(Sampler, InvalidParamsThrowNamingTheValue) {
+  std::vector<float> z = {0, 1};
+  Rng rng(0);
+  SamplerParams p;
+  p.top_p = 0;
+  try {
+    sample_token(z.data(), 2, p, rng);
+    FAIL();
+  } catch (const agentrl::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("top_p"), std::string::npos) << e.what();
+  }
+  p = {};
+  p.temperature = -1;
+  EXPECT_THROW(sample_token(z.data(), 2, p, rng), agentrl::ConfigError);
+}
+
+TEST(Sampler, RowsAreIndependentOfEachOther) {
+  auto logits = torch::randn({3, 30});
+  std::vector<SamplerParams> ps(3);
+  Rng r0(1), r1(2), r2(3), solo(2);
+  std::vector<Rng*> rngs = {&r0, &r1, &r2};
+  auto rows = sample_rows(logits, ps, rngs);
+  auto alone = sample_token(logits[1].contiguous().data_ptr<float>(), 30, ps[1], solo);
+  EXPECT_EQ(rows[1].token, alone.token);
+  EXPECT_FLOAT_EQ(rows[1].logprob, alone.logprob);
+}

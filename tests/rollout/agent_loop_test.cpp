@@ -1,0 +1,225 @@
+// Specification of the agent loop and rollout pool: token-exact
+// trajectories, both context modes, failure isolation, determinism.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "agentrl/rollout/agent_loop.h"
+#include "agentrl/rollout/batch_builder.h"
+#include "agentrl/rollout/rollout_pool.h"
+#include "rollout/rollout_test_support.h"
+
+namespace agentrl::rollout {
+namespace {
+
+using testing::ByteTokenizer;
+using testing::CountingEnv;
+using testing::CountingSuite;
+using testing::ScriptedGenerator;
+
+std::shared_ptr<AgentContext> make_ctx(const std::string& mode) {
+  auto ctx = std::make_shared<AgentContext>();
+  ctx->rollout.context_mode = mode;
+  ctx->rollout.max_context_tokens = 100000;
+  ctx->rollout.episode_timeout_s = 1.0;
+  ctx->tokenizer = std::make_shared<ByteTokenizer>();
+  ctx->chat = text::ChatTemplate::create("chatml", ctx->tokenizer, "");
+  return ctx;
+}
+
+std::vector<EpisodeSpec> specs(int tasks, int group) {
+  CountingSuite suite;
+  std::vector<envs::Task> t;
+  for (int i = 0; i < tasks; ++i) t.push_back(suite.tasks().get("train", static_cast<size_t>(i)));
+  return make_group_episodes(t, group, 7, 1);
+}
+
+TEST(AgentLoop, FullModeTrajectoryTokensAreExactlyWhatTheGeneratorSawAndProduced) {
+  auto ctx = make_ctx("full");
+  auto suite = std::make_shared<CountingSuite>();
+  ScriptedGenerator gen;
+  RolloutPool pool(gen, suite, ctx);
+  auto trajs = pool.run(specs(1, 1));
+  ASSERT_EQ(trajs.size(), 1u);
+  const Trajectory& t = trajs[0];
+  ASSERT_FALSE(t.failed) << t.error;
+  ASSERT_EQ(t.turns.size(), 2u);  // task 0 counts to 2
+  ASSERT_EQ(gen.requests.size(), 2u);
+  // Request k's prompt is the concatenation of every turn's context and
+  // generated tokens before it, plus turn k's context.
+  std::vector<int32_t> expect;
+  for (size_t k = 0; k < t.turns.size(); ++k) {
+    expect.insert(expect.end(), t.turns[k].context_tokens.begin(), t.turns[k].context_tokens.end());
+    EXPECT_EQ(gen.requests[k].prompt, expect) << "turn " << k;
+    expect.insert(expect.end(), t.turns[k].generated_tokens.begin(), t.turns[k].generated_tokens.end());
+  }
+  EXPECT_EQ(sequence_tokens(t), expect);
+  // The second turn's context starts right after the generated <|im_end|>:
+  // "\n" then the user message of the chat template.
+  const auto& ctx1 = t.turns[1].context_tokens;
+  ASSERT_GE(ctx1.size(), 2u);
+  EXPECT_EQ(ctx1[0], '\n');
+  EXPECT_EQ(ctx1[1], ByteTokenizer::kImStart);
+  EXPECT_TRUE(t.success);
+  EXPECT_DOUBLE_EQ(t.reward, 1.0);
+}
+
+TEST(AgentLoop, LossMaskIsOneExactlyOnGeneratedTokensWithTheirLogprobs) {
+  auto ctx = make_ctx("full");
+  ScriptedGenerator gen;
+  RolloutPool pool(gen, std::make_shared<CountingSuite>(), ctx);
+  auto trajs = pool.run(specs(2, 2));
+  auto batch = build_train_batch(trajs);
+  ASSERT_EQ(batch.rows(), 4);
+  for (int64_t n = 0; n < batch.rows(); ++n) {
+    const Trajectory& t = trajs[static_cast<size_t>(batch.trajectory_of_row[static_cast<size_t>(n)])];
+    int64_t pos = 0;
+    for (size_t k = 0; k < t.turns.size(); ++k) {
+      for (size_t j = 0; j < t.turns[k].context_tokens.size(); ++j, ++pos) {
+        EXPECT_EQ(batch.loss_mask[n][pos].item<float>(), 0.f);
+        EXPECT_EQ(batch.turn_index[n][pos].item<int64_t>(), -1);
+      }
+      for (size_t j = 0; j < t.turns[k].generated_tokens.size(); ++j, ++pos) {
+        EXPECT_EQ(batch.input_ids[n][pos].item<int64_t>(), t.turns[k].generated_tokens[j]);
+        EXPECT_EQ(batch.loss_mask[n][pos].item<float>(), 1.f);
+        EXPECT_FLOAT_EQ(batch.behaviour_logprobs[n][pos].item<float>(), t.turns[k].logprobs[j]);
+        EXPECT_EQ(batch.turn_index[n][pos].item<int64_t>(), static_cast<int64_t>(k));
+      }
+    }
+    // Padding after the sequence: no attention, no loss.
+    for (; pos < batch.input_ids.size(1); ++pos) {
+      EXPECT_FALSE(batch.attention_mask[n][pos].item<bool>());
+      EXPECT_EQ(batch.loss_mask[n][pos].item<float>(), 0.f);
+    }
+  }
+}
+
+TEST(AgentLoop, WindowModeMakesOneRowPerStepWhosePromptIsThatRequest) {
+  auto ctx = make_ctx("window");
+  ctx->rollout.window_turns = 1;
+  ScriptedGenerator gen;
+  RolloutPool pool(gen, std::make_shared<CountingSuite>(), ctx);
+  auto trajs = pool.run(specs(1, 1));
+  ASSERT_EQ(trajs[0].turns.size(), 2u);
+  for (size_t k = 0; k < 2; ++k) EXPECT_EQ(gen.requests[k].prompt, trajs[0].turns[k].context_tokens);
+  // The second prompt shows the first step as history.
+  EXPECT_NE(trajs[0].turns[1].user_message.find("Action: inc"), std::string::npos);
+  auto batch = build_train_batch(trajs);
+  EXPECT_EQ(batch.rows(), 2);
+  EXPECT_EQ(batch.turn_of_row, (std::vector<int64_t>{0, 1}));
+}
+
+TEST(AgentLoop, WindowAndFullModeTakeTheSameActionsForTheSameSeeds) {
+  std::vector<std::vector<std::string>> actions[2];
+  int m = 0;
+  for (const char* mode : {"full", "window"}) {
+    ScriptedGenerator gen;
+    RolloutPool pool(gen, std::make_shared<CountingSuite>(), make_ctx(mode));
+    for (const auto& t : pool.run(specs(3, 2))) {
+      std::vector<std::string> a;
+      for (const auto& turn : t.turns) a.push_back(turn.action);
+      actions[m].push_back(a);
+    }
+    ++m;
+  }
+  EXPECT_EQ(actions[0], actions[1]);
+}
+
+TEST(AgentLoop, UnparseableResponseIsAnInvalidTurnWithPenalty) {
+  auto ctx = make_ctx("full");
+  ctx->rollout.invalid_action_penalty = 0.1;
+  ctx->rollout.max_turns = 3;
+  ScriptedGenerator gen("I will not use tags");
+  RolloutPool pool(gen, std::make_shared<CountingSuite>(), ctx);
+  auto t = pool.run(specs(1, 1))[0];
+  ASSERT_EQ(t.turns.size(), 3u);
+  for (const auto& turn : t.turns) {
+    EXPECT_TRUE(turn.invalid_action);
+    EXPECT_DOUBLE_EQ(turn.reward, -0.1);
+  }
+  EXPECT_TRUE(t.truncated);
+  EXPECT_FALSE(t.success);
+}
+
+TEST(RolloutPool, ThrowingEnvFailsOnlyItsEpisode) {
+  for (bool deterministic : {true, false}) {
+    auto ctx = make_ctx("full");
+    ctx->rollout.deterministic = deterministic;
+    ScriptedGenerator gen;
+    RolloutPool pool(gen, std::make_shared<CountingSuite>(CountingEnv::Fault::kThrowOnStep, 1), ctx);
+    RolloutStats st;
+    auto trajs = pool.run(specs(3, 2), &st);
+    ASSERT_EQ(trajs.size(), 6u);
+    for (size_t i = 0; i < trajs.size(); ++i) {
+      const bool faulty = i == 2 || i == 3;  // the two samples of task 1
+      EXPECT_EQ(trajs[i].failed, faulty) << i;
+      if (faulty) EXPECT_NE(trajs[i].error.find("simulated env crash"), std::string::npos) << trajs[i].error;
+      else EXPECT_TRUE(trajs[i].success) << i;
+    }
+    EXPECT_EQ(st.failed, 2);
+  }
+}
+
+TEST(RolloutPool, HangingEnvTimesOutWithoutBlockingTheOthers) {
+  for (bool deterministic : {true, false}) {
+    auto ctx = make_ctx("full");
+    ctx->rollout.deterministic = deterministic;
+    ctx->rollout.episode_timeout_s = 0.5;
+    ScriptedGenerator gen;
+    RolloutPool pool(gen, std::make_shared<CountingSuite>(CountingEnv::Fault::kHangOnStep, 0), ctx);
+    RolloutStats st;
+    auto t0 = std::chrono::steady_clock::now();
+    auto trajs = pool.run(specs(2, 2), &st);
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_LT(s, 2.5) << "the 3 s hang must not be waited for";
+    for (size_t i = 0; i < trajs.size(); ++i) {
+      const bool hung = i < 2;  // both samples of task 0
+      EXPECT_EQ(trajs[i].failed, hung) << i << (deterministic ? " lock-step" : " threaded");
+      if (hung) EXPECT_NE(trajs[i].error.find("timeout"), std::string::npos) << trajs[i].error;
+    }
+    EXPECT_EQ(st.timed_out, 2);
+  }
+}
+
+TEST(RolloutPool, SameSeedsGiveIdenticalTrajectories) {
+  auto run = [] {
+    ScriptedGenerator gen;
+    RolloutPool pool(gen, std::make_shared<CountingSuite>(), make_ctx("full"));
+    std::vector<std::vector<int32_t>> seqs;
+    for (const auto& t : pool.run(specs(3, 3))) seqs.push_back(sequence_tokens(t));
+    std::vector<uint64_t> seeds;
+    for (const auto& r : gen.requests) seeds.push_back(r.sampling.seed);
+    return std::make_pair(seqs, seeds);
+  };
+  auto a = run(), b = run();
+  EXPECT_EQ(a.first, b.first);
+  EXPECT_EQ(a.second, b.second);
+}
+
+TEST(RolloutPool, GroupSamplesShareEnvSeedButNotSampleSeed) {
+  auto s = specs(2, 3);
+  ASSERT_EQ(s.size(), 6u);
+  EXPECT_EQ(s[0].env_seed, s[1].env_seed);
+  EXPECT_EQ(s[0].cache_key, s[2].cache_key);
+  EXPECT_NE(s[0].env_seed, s[3].env_seed);
+  std::set<uint64_t> sample_seeds;
+  for (const auto& e : s) sample_seeds.insert(e.sample_seed);
+  EXPECT_EQ(sample_seeds.size(), 6u);
+}
+
+TEST(AgentLoop, ContextLimitEndsTheEpisodeTruncated) {
+  auto ctx = make_ctx("full");
+  ScriptedGenerator gen;
+  // Enough room for the first prompt + one response, not for a second turn.
+  EpisodeRunner probe(std::make_unique<CountingEnv>(), specs(1, 1)[0], ctx);
+  auto first = probe.start();
+  ctx->rollout.max_context_tokens = static_cast<int64_t>(first->prompt.size()) + 60;
+  RolloutPool pool(gen, std::make_shared<CountingSuite>(), ctx);
+  auto t = pool.run(specs(1, 1))[0];
+  EXPECT_TRUE(t.truncated);
+  EXPECT_EQ(t.turns.size(), 1u);
+  EXPECT_LE(static_cast<int64_t>(sequence_tokens(t).size()), ctx->rollout.max_context_tokens);
+}
+
+}  // namespace
+}  // namespace agentrl::rollout

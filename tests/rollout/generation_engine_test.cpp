@@ -1,0 +1,380 @@
+// Specifications of the generation engine on a tiny random model with a tiny
+// byte-level tokenizer written here (ids 0-255 = bytes, 256 = <eos>, 257+ =
+// two-letter pieces), checked against uncached full-forward decoding.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <atomic>
+#include <thread>
+
+#include "agentrl/core/error.h"
+#include "agentrl/model/logprobs.h"
+#include "agentrl/rollout/generation_engine.h"
+
+using namespace agentrl;
+using namespace agentrl::rollout;
+
+namespace {
+
+class ByteTokenizer : public text::Tokenizer {
+ public:
+  static constexpr int32_t kVocab = 300, kEos = 256;
+  std::vector<text::TokenId> encode(std::string_view t, bool, bool) const override {
+    std::vector<text::TokenId> ids;
+    for (unsigned char c : t) ids.push_back(c);
+    return ids;
+  }
+  std::string decode(const std::vector<text::TokenId>& ids, bool) const override {
+    std::string s;
+    for (auto id : ids) s += token_bytes(id);
+    return s;
+  }
+  std::string token_bytes(text::TokenId id) const override {
+    if (id < 256) return std::string(1, static_cast<char>(id));
+    if (id == kEos) return "<eos>";
+    const int k = id - 257;
+    return std::string{static_cast<char>('a' + k % 26), static_cast<char>('a' + k / 26)};
+  }
+  std::string id_to_piece(text::TokenId id) const override { return token_bytes(id); }
+  std::optional<text::TokenId> piece_to_id(const std::string&) const override { return std::nullopt; }
+  int32_t vocab_size() const override { return kVocab; }
+  bool is_special(text::TokenId id) const override { return id == kEos; }
+  std::optional<text::TokenId> bos_id() const override { return std::nullopt; }
+  std::optional<text::TokenId> eos_id() const override { return kEos; }
+  std::optional<text::TokenId> pad_id() const override { return std::nullopt; }
+};
+
+model::TransformerLM tiny_model(uint64_t seed = 1) {
+  model::ModelArgs a;
+  a.model_type = "qwen2";
+  a.vocab_size = ByteTokenizer::kVocab;
+  a.hidden_size = 32;
+  a.intermediate_size = 64;
+  a.num_hidden_layers = 2;
+  a.num_attention_heads = 4;
+  a.num_key_value_heads = 2;
+  a.attention_bias = true;
+  model::TransformerLM m(a);
+  m->init_weights(seed, 0.3);  // peaked logits: fewer near-ties
+  return m;
+}
+
+EngineOptions small_options(int64_t slots = 8) {
+  EngineOptions o;
+  o.max_seq_len = 128;
+  o.kv_budget_tokens = slots * 128;
+  o.max_batch_size = 16;
+  o.prefill_chunk_tokens = 64;
+  return o;
+}
+
+std::vector<int32_t> prompt_of(int n, int salt) {
+  std::vector<int32_t> p;
+  for (int i = 0; i < n; ++i) p.push_back(static_cast<int32_t>((i * 37 + salt * 11 + 5) % 256));
+  return p;
+}
+
+GenerationRequest greedy(std::vector<int32_t> prompt, int64_t n) {
+  GenerationRequest r;
+  r.prompt = std::move(prompt);
+  r.sampling.temperature = 0;
+  r.max_new_tokens = n;
+  return r;
+}
+
+// Greedy decoding with a full forward over the whole sequence at every step.
+std::vector<int32_t> greedy_without_cache(model::TransformerLM& m, std::vector<int32_t> seq, int64_t n) {
+  torch::NoGradGuard g;
+  std::vector<int32_t> out;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t T = static_cast<int64_t>(seq.size());
+    auto ids = torch::tensor(std::vector<int64_t>(seq.begin(), seq.end())).unsqueeze(0);
+    auto pos = torch::arange(T).unsqueeze(0);
+    auto logits = m->forward(ids, pos, torch::ones({1, T}, torch::kBool))[0][T - 1];
+    const auto tok = static_cast<int32_t>(logits.argmax().item<int64_t>());
+    out.push_back(tok);
+    seq.push_back(tok);
+    if (tok == ByteTokenizer::kEos) break;
+  }
+  return out;
+}
+
+std::shared_ptr<const text::Tokenizer> tok() { return std::make_shared<ByteTokenizer>(); }
+
+}  // namespace
+
+TEST(GenerationEngine, GreedyEqualsGreedyDecodingWithoutCache) {
+  auto m = tiny_model();
+  GenerationEngine e(m, tok(), small_options());
+  auto r = e.submit(greedy(prompt_of(9, 1), 20)).get();
+  EXPECT_EQ(r.tokens, greedy_without_cache(m, prompt_of(9, 1), 20));
+  EXPECT_EQ(r.logprobs.size(), r.tokens.size());
+  EXPECT_EQ(r.entropies.size(), r.tokens.size());
+}
+
+TEST(GenerationEngine, MixedLengthBatchGivesTheSameTokensAsEachRequestAlone) {
+  auto m = tiny_model();
+  GenerationEngine e(m, tok(), small_options());
+  std::vector<GenerationRequest> reqs;
+  for (int i = 0; i < 6; ++i) reqs.push_back(greedy(prompt_of(3 + 7 * i, i), 12 + i));
+  auto together = e.generate_batch(reqs);
+  ASSERT_EQ(together.size(), reqs.size());
+  for (size_t i = 0; i < reqs.size(); ++i) {
+    auto alone = e.submit(reqs[i]).get();
+    EXPECT_EQ(together[i].tokens, alone.tokens) << "request " << i;
+    EXPECT_EQ(alone.tokens, greedy_without_cache(m, reqs[i].prompt, reqs[i].max_new_tokens)) << "request " << i;
+  }
+}
+
+TEST(GenerationEngine, LogprobsAndEntropiesEqualAFreshFullForward) {
+  auto m = tiny_model();
+  GenerationEngine e(m, tok(), small_options());
+  GenerationRequest r;
+  r.prompt = prompt_of(11, 2);
+  r.max_new_tokens = 15;
+  r.sampling.seed = 42;  // temperature 1 sampling
+  auto res = e.submit(r).get();
+  ASSERT_FALSE(res.tokens.empty());
+  std::vector<int64_t> seq(r.prompt.begin(), r.prompt.end());
+  seq.insert(seq.end(), res.tokens.begin(), res.tokens.end());
+  const int64_t T = static_cast<int64_t>(seq.size());
+  torch::NoGradGuard g;
+  auto logits = m->forward(torch::tensor(seq).unsqueeze(0), torch::arange(T).unsqueeze(0),
+                           torch::ones({1, T}, torch::kBool))[0];
+  auto logp = torch::log_softmax(logits, -1);
+  for (size_t i = 0; i < res.tokens.size(); ++i) {
+    const int64_t t = static_cast<int64_t>(r.prompt.size() + i);  // token t predicted at t-1
+    EXPECT_NEAR(res.logprobs[i], logp[t - 1][seq[t]].item<float>(), 1e-4) << i;
+    const float ent = -(logp[t - 1].exp() * logp[t - 1]).sum().item<float>();
+    EXPECT_NEAR(res.entropies[i], ent, 1e-4) << i;
+  }
+}
+
+TEST(GenerationEngine, StopStringSpanningTokenBoundariesEndsTextExactlyThere) {
+  auto m = tiny_model();
+  auto t = tok();
+  GenerationEngine e(m, t, small_options());
+  auto free_run = e.submit(greedy(prompt_of(6, 3), 40)).get();
+  std::string bytes;
+  for (auto id : free_run.tokens) bytes += t->token_bytes(id);
+  ASSERT_GE(bytes.size(), 12u);
+  const std::string stop = bytes.substr(6, 4);  // 4 bytes: spans >= 2 tokens (tokens are 1-2 bytes)
+  const size_t at = bytes.find(stop);
+  // Expected tokens: the shortest prefix whose bytes contain the stop string.
+  std::vector<int32_t> expect;
+  std::string acc;
+  for (auto id : free_run.tokens) {
+    expect.push_back(id);
+    acc += t->token_bytes(id);
+    if (acc.find(stop) != std::string::npos) break;
+  }
+  ASSERT_GE(expect.size(), 2u);
+  auto req = greedy(prompt_of(6, 3), 40);
+  req.stop_strings = {"never-generated", stop};
+  auto r = e.submit(req).get();
+  EXPECT_EQ(r.finish_reason, FinishReason::kStopString);
+  EXPECT_EQ(r.tokens, expect);
+  EXPECT_EQ(r.text, bytes.substr(0, at + stop.size()));
+  req.include_stop_string = false;
+  auto r2 = e.submit(req).get();
+  EXPECT_EQ(r2.text, bytes.substr(0, at));
+  EXPECT_EQ(r2.tokens, expect);
+}
+
+TEST(GenerationEngine, SameSeedSameTokensRegardlessOfBatchComposition) {
+  auto m = tiny_model();
+  GenerationEngine e(m, tok(), small_options());
+  GenerationRequest r;
+  r.prompt = prompt_of(8, 4);
+  r.max_new_tokens = 25;
+  r.sampling.seed = 7;
+  r.sampling.top_p = 0.95;
+  auto alone = e.submit(r).get();
+  std::vector<GenerationRequest> batch;
+  for (int i = 0; i < 4; ++i) {
+    auto o = r;
+    o.prompt = prompt_of(5 + i, 10 + i);
+    o.sampling.seed = 100 + i;
+    batch.push_back(o);
+  }
+  batch.insert(batch.begin() + 2, r);
+  auto with_others = e.generate_batch(batch);
+  EXPECT_EQ(with_others[2].tokens, alone.tokens);
+  auto other_seed = r;
+  other_seed.sampling.seed = 8;
+  EXPECT_NE(e.submit(other_seed).get().tokens, alone.tokens);
+}
+
+TEST(GenerationEngine, DeterministicBatchIsBitIdenticalAcrossRuns) {
+  auto m = tiny_model();
+  std::vector<GenerationRequest> reqs;
+  for (int i = 0; i < 5; ++i) {
+    GenerationRequest r;
+    r.prompt = prompt_of(4 + 3 * i, i);
+    r.max_new_tokens = 10;
+    r.sampling.seed = i;
+    reqs.push_back(r);
+  }
+  GenerationEngine e1(m, tok(), small_options()), e2(m, tok(), small_options());
+  auto a = e1.generate_batch(reqs), b = e2.generate_batch(reqs);
+  for (size_t i = 0; i < reqs.size(); ++i) {
+    EXPECT_EQ(a[i].tokens, b[i].tokens);
+    EXPECT_EQ(a[i].logprobs, b[i].logprobs);  // bitwise
+  }
+}
+
+TEST(GenerationEngine, RequestsBeyondTheKvBudgetWaitAndComplete) {
+  auto m = tiny_model();
+  GenerationEngine e(m, tok(), small_options(/*slots=*/2));
+  EXPECT_EQ(e.num_slots(), 2);
+  std::vector<std::future<GenerationResult>> futs;
+  std::vector<GenerationRequest> reqs;
+  for (int i = 0; i < 7; ++i) {
+    reqs.push_back(greedy(prompt_of(5 + i, 20 + i), 10));
+    futs.push_back(e.submit(reqs.back()));
+  }
+  int waited = 0;
+  for (size_t i = 0; i < futs.size(); ++i) {
+    auto r = futs[i].get();
+    EXPECT_EQ(r.tokens, greedy_without_cache(m, reqs[i].prompt, 10)) << i;
+    waited += r.queue_seconds > 0 ? 1 : 0;
+  }
+  EXPECT_GT(waited, 0);
+}
+
+TEST(GenerationEngine, TwoHundredConcurrentRequestsFromSixteenThreadsAllCorrect) {
+  auto m = tiny_model();
+  GenerationEngine e(m, tok(), small_options(16));
+  std::vector<std::vector<int32_t>> expect(10);
+  for (int p = 0; p < 10; ++p) expect[p] = greedy_without_cache(m, prompt_of(3 + p, p), 8);
+  std::atomic<int> ok{0}, bad{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 16; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = t; i < 200; i += 16) {
+        const int p = i % 10;
+        auto r = e.submit(greedy(prompt_of(3 + p, p), 8)).get();
+        (r.tokens == expect[p] ? ok : bad).fetch_add(1);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(ok.load(), 200);
+  EXPECT_EQ(bad.load(), 0);
+}
+
+TEST(GenerationEngine, GroupSamplesPrefillTheSharedPromptOnce) {
+  auto m = tiny_model();
+  GenerationEngine e(m, tok(), small_options());
+  std::vector<GenerationRequest> group;
+  for (int g = 0; g < 4; ++g) {
+    GenerationRequest r;
+    r.prompt = prompt_of(30, 5);
+    r.cache_key = "group-0";
+    r.max_new_tokens = 6;
+    r.sampling.seed = g;
+    group.push_back(r);
+  }
+  auto res = e.generate_batch(group);
+  EXPECT_EQ(res[0].cached_prompt_tokens, 0);
+  for (int g = 1; g < 4; ++g) EXPECT_EQ(res[g].cached_prompt_tokens, 29) << g;
+  // Same tokens as without sharing (a fork must not change the computation).
+  for (int g = 0; g < 4; ++g) {
+    auto solo = group[g];
+    solo.cache_key.clear();
+    EXPECT_EQ(e.submit(solo).get().tokens, res[g].tokens) << g;
+  }
+}
+
+TEST(GenerationEngine, NextTurnReusesThePreviousTurnsCache) {
+  auto m = tiny_model();
+  GenerationEngine e(m, tok(), small_options());
+  auto first = greedy(prompt_of(10, 6), 8);
+  first.cache_key = "episode-1";
+  auto r1 = e.submit(first).get();
+  auto second = first;
+  second.prompt.insert(second.prompt.end(), r1.tokens.begin(), r1.tokens.end());
+  for (int32_t obs : {'o', 'b', 's'}) second.prompt.push_back(obs);
+  auto r2 = e.submit(second).get();
+  // K/V exist for the first prompt and all generated tokens but the last.
+  EXPECT_EQ(r2.cached_prompt_tokens, 10 + static_cast<int64_t>(r1.tokens.size()) - 1);
+  EXPECT_EQ(r2.tokens, greedy_without_cache(m, second.prompt, 8));
+  e.release("episode-1");
+  auto flush = e.submit(greedy(prompt_of(3, 0), 1)).get();
+  (void)flush;
+  EXPECT_EQ(e.stats().kept, 0);
+}
+
+TEST(GenerationEngine, WeightUpdateUnderLockIsSeenByTheNextRequestAndDropsStaleCache) {
+  auto m = tiny_model();
+  GenerationEngine e(m, tok(), small_options());
+  auto req = greedy(prompt_of(12, 7), 10);
+  req.cache_key = "ep";
+  auto before = e.submit(req).get();
+  {
+    auto lock = e.lock_weights();
+    torch::NoGradGuard g;
+    for (auto& p : m->parameters()) p.mul_(-1.0);  // an "optimizer step"
+  }
+  auto after = e.submit(req).get();
+  EXPECT_EQ(after.cached_prompt_tokens, 0);  // stale K/V not reused
+  EXPECT_EQ(after.tokens, greedy_without_cache(m, req.prompt, 10));
+  EXPECT_NE(after.tokens, before.tokens);
+}
+
+TEST(GenerationEngine, EosLengthAndContextLimitFinishReasons) {
+  auto m = tiny_model();
+  auto opts = small_options();
+  opts.max_seq_len = 16;
+  opts.kv_budget_tokens = 64;
+  auto first = greedy_without_cache(m, prompt_of(5, 8), 1)[0];
+  GenerationEngine e(m, tok(), opts, {first});  // first greedy token acts as EOS
+  auto r = e.submit(greedy(prompt_of(5, 8), 10)).get();
+  EXPECT_EQ(r.finish_reason, FinishReason::kEos);
+  EXPECT_EQ(r.tokens, std::vector<int32_t>{first});
+  EXPECT_EQ(r.text, "");
+  r = e.submit(greedy(prompt_of(6, 9), 3)).get();
+  if (r.finish_reason != FinishReason::kEos) {
+    EXPECT_EQ(r.finish_reason, FinishReason::kLength);
+    EXPECT_EQ(r.tokens.size(), 3u);
+  }
+  r = e.submit(greedy(prompt_of(12, 9), 50)).get();  // 12 + 4 reaches max_seq_len 16
+  if (r.finish_reason != FinishReason::kEos) {
+    EXPECT_EQ(r.finish_reason, FinishReason::kContextLimit);
+    EXPECT_EQ(r.tokens.size(), 4u);
+  }
+  r = e.submit(greedy(prompt_of(16, 9), 5)).get();
+  EXPECT_EQ(r.finish_reason, FinishReason::kContextLimit);
+  EXPECT_TRUE(r.tokens.empty());
+}
+
+TEST(GenerationEngine, InvalidRequestsFailTheirFutureWithAMessage) {
+  auto m = tiny_model();
+  GenerationEngine e(m, tok(), small_options());
+  auto expect_error = [&](GenerationRequest r, const std::string& needle) {
+    try {
+      e.submit(r).get();
+      FAIL() << "expected ConfigError containing " << needle;
+    } catch (const ConfigError& err) {
+      EXPECT_NE(std::string(err.what()).find(needle), std::string::npos) << err.what();
+    }
+  };
+  expect_error(greedy({}, 4), "empty prompt");
+  expect_error(greedy({1, 2, 999}, 4), "prompt token 2 = 999");
+  auto r = greedy({1, 2}, 4);
+  r.sampling.top_p = 1.5;
+  expect_error(r, "top_p");
+  // The engine keeps working after rejected requests.
+  EXPECT_EQ(e.submit(greedy({1, 2}, 3)).get().tokens.size(), 3u);
+}
+
+TEST(GenerationEngine, BudgetSmallerThanOneSequenceIsAConfigError) {
+  auto opts = small_options();
+  opts.kv_budget_tokens = 100;  // < max_seq_len 128
+  try {
+    GenerationEngine e(tiny_model(), tok(), opts);
+    FAIL();
+  } catch (const ConfigError& err) {
+    EXPECT_NE(std::string(err.what()).find("engine.kv_budget_tokens (100)"), std::string::npos) << err.what();
+  }
+}
