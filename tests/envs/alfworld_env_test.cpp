@@ -250,3 +250,43 @@ TEST(EnvTools, UnknownPolicyIsAConfigError) {
 
 }  // namespace
 }  // namespace agentrl::envs
+
+namespace agentrl::envs::alfworld {
+namespace {
+
+// The searching expert never takes an object from a receptacle whose
+// contents it has not seen, and still solves every game it is given.
+TEST(AlfworldSearchingExpert, SolvesGamesUsingOnlyWhatItHasSeen) {
+  AlfworldConfig cfg;
+  cfg.expert = "search";
+  cfg.max_receptacles = 6;
+  auto suite = std::make_shared<AlfworldSuite>(cfg);
+  int solved = 0, searched = 0;
+  for (size_t i = 0; i < 60; ++i) {
+    AlfworldEnv env(suite);
+    env.reset(suite->tasks().get("valid_unseen", i), 0);
+    std::string last_obs;
+    bool done = false;
+    int goto_before_take = 0;
+    for (int step = 0; step < 50 && !done; ++step) {
+      auto a = env.expert_action();
+      ASSERT_TRUE(a.has_value()) << "game " << i << " step " << step;
+      if (a->rfind("take ", 0) == 0) {
+        // The object must be named in what the agent saw last.
+        const std::string obj = a->substr(5, a->find(" from ") - 5);
+        EXPECT_NE(last_obs.find(obj), std::string::npos) << "game " << i << ": took unseen " << obj;
+      }
+      if (a->rfind("go to ", 0) == 0 && env.simulator()->state().held < 0) ++goto_before_take;
+      auto r = env.step(*a);
+      last_obs = r.observation;
+      done = r.done;
+      if (r.info.success) ++solved;
+    }
+    if (goto_before_take > 1) ++searched;
+  }
+  EXPECT_EQ(solved, 60);
+  EXPECT_GT(searched, 0) << "some games need more than one visit to find the object";
+}
+
+}  // namespace
+}  // namespace agentrl::envs::alfworld

@@ -33,6 +33,10 @@ void AlfworldConfig::visit(config::Visitor& v) {
            "pick_clean_then_place_in_recep", "pick_heat_then_place_in_recep", "pick_cool_then_place_in_recep",
            "pick_two_obj_and_place"});
   v.field("load_threads", load_threads, "threads parsing real game files (0 = all cores)", config::Range::at_least(0));
+  v.field("expert", expert,
+          "expert of demos/eval: omniscient (reads the state: shortest plans) or search (uses only what it has "
+          "seen, exploring receptacles in order: demonstrations a policy can imitate on unseen scenes)",
+          {"omniscient", "search"});
 }
 
 SceneOptions AlfworldConfig::scene_options() const {
@@ -139,6 +143,7 @@ std::string AlfworldEnv::reset(const Task& task, uint64_t seed) {
   (void)seed;  // ALFWorld episodes are deterministic given the game
   auto g = suite_->game(task.split, static_cast<size_t>(task.index));
   sim_ = std::make_unique<Simulator>(g);
+  sim_->set_searching_expert(suite_->config().expert == "search");
   task_type_ = task_type_name(g->task.type);
   steps_ = 0;
   done_ = false;

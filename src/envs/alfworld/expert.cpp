@@ -104,19 +104,32 @@ std::optional<std::string> Simulator::expert_action() const {
   }
 
   // Hands empty: fetch an object of the type that is not already finished
-  // in the target receptacle; prefer one at the current location.
+  // in the target receptacle; prefer one at the current location. The
+  // searching expert only knows objects in receptacles it has seen.
   const int target = t.type == TaskType::kLook ? -1 : target_receptacle();
   int pick = -1;
   for (int o = 0; o < static_cast<int>(g.objects.size()); ++o) {
     const Object& ob = g.objects[o];
     int r = where(o);
     if (ob.type != t.object_type || !ob.pickupable || r < 0) continue;
+    if (searching_ && !seen_[static_cast<size_t>(r)]) continue;
     if (target >= 0 && object_done(o, target)) continue;
     if (pick < 0 || (at(r) && !at(where(pick)))) pick = o;
   }
-  if (pick < 0) return std::nullopt;
+  if (pick < 0) return searching_ ? search_step() : std::nullopt;
   int r = where(pick);
   return go_or(r, "take " + g.objects[pick].name + " from " + g.receptacles[r].name);
+}
+
+std::optional<std::string> Simulator::search_step() const {
+  // Open a closed receptacle here first, else go to the first receptacle
+  // (in "go to" command order) whose contents have not been seen.
+  const Game& g = *game_;
+  for (int r : here_)
+    if (g.receptacles[r].openable && !state_.opened[r]) return "open " + g.receptacles[r].name;
+  for (int r : goto_order_)
+    if (!seen_[static_cast<size_t>(r)]) return "go to " + g.receptacles[r].name;
+  return std::nullopt;
 }
 
 }  // namespace agentrl::envs::alfworld

@@ -76,6 +76,8 @@ void Simulator::update_here() {
 std::string Simulator::reset() {
   state_ = game_->initial;
   update_here();
+  seen_.assign(game_->receptacles.size(), 0);
+  mark_seen();
   admissible_valid_ = false;
   return "-= Welcome to TextWorld, ALFRED! =-\n\n" + look_text() + "\n\nYour task is to: " + game_->task_description;
 }
@@ -255,8 +257,15 @@ std::string Simulator::step(const std::string& command, bool* valid) {
   if (valid) *valid = true;
   Action a = admissible_actions_[static_cast<size_t>(it - adm.begin())];
   std::string out = apply(a);
+  mark_seen();
   admissible_valid_ = false;
   return out;
+}
+
+void Simulator::mark_seen() {
+  if (seen_.size() != game_->receptacles.size()) seen_.assign(game_->receptacles.size(), 0);
+  for (int r : here_)
+    if (receptacle_visible(r)) seen_[static_cast<size_t>(r)] = 1;
 }
 
 std::string Simulator::apply(const Action& a) {

@@ -40,6 +40,11 @@ class Simulator {
   // Next command of a planner with full knowledge of the state (it knows
   // where every object is), or nullopt when the goal holds or no plan exists.
   std::optional<std::string> expert_action() const;
+  // Searching expert (alfworld.expert: search): like expert_action(), but it
+  // only uses what the agent has seen. An object it has not seen yet is looked
+  // for by visiting (and opening) receptacles in admissible-command order, so
+  // demonstrations show the exploration a policy must do on unseen scenes.
+  void set_searching_expert(bool on) { searching_ = on; }
 
   const Game& game() const { return *game_; }
   const State& state() const { return state_; }
@@ -76,6 +81,10 @@ class Simulator {
   std::vector<std::string> goto_cmd_;  // "go to <r>" per receptacle
   std::vector<int> goto_order_;        // receptacles sorted by goto_cmd_
   std::vector<int> here_;              // receptacles at the agent's location
+  std::vector<char> seen_;             // receptacles whose contents the agent has seen
+  bool searching_ = false;
+  void mark_seen();
+  std::optional<std::string> search_step() const;
 };
 
 // Joins items the TextWorld way: "a", "a, and b", "a, b, and c"; "nothing" if empty.
