@@ -45,8 +45,12 @@ struct Analyzer {
   }
 };
 
+// One analyzer per thread: Xapian's Stem and Stopper are reference counted
+// without atomics, so sharing one instance between threads that configure
+// TermGenerators concurrently corrupts the count (seen as a rare abort in
+// concurrent searches).
 const Analyzer& analyzer() {
-  static const Analyzer a;
+  static thread_local const Analyzer a;
   return a;
 }
 
