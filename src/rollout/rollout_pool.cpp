@@ -15,43 +15,56 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-// Runs `fn` on a detached thread and waits until `deadline`. Returns false on
-// timeout: the thread is abandoned (it keeps the shared state alive until it
-// finishes), so a hanging env never blocks the rollout.
+// An env call running on a detached thread. If the caller stops waiting
+// (timeout), the thread is abandoned: it keeps this state alive until it
+// finishes, so a hanging env never blocks the rollout.
 struct Outcome {
   bool ok = false;
   std::string error;
 };
-Outcome run_until(const std::function<void()>& fn, Clock::time_point deadline, bool* timed_out) {
-  struct Shared {
-    std::mutex m;
-    std::condition_variable cv;
-    bool finished = false;
-    Outcome outcome;
-  };
-  auto shared = std::make_shared<Shared>();
-  std::thread([shared, fn] {
-    Outcome o;
-    try {
-      fn();
-      o.ok = true;
-    } catch (const std::exception& e) {
-      o.error = e.what();
-    } catch (...) {
-      o.error = "unknown exception";
-    }
-    std::lock_guard<std::mutex> lock(shared->m);
-    shared->outcome = o;
-    shared->finished = true;
-    shared->cv.notify_all();
-  }).detach();
-  std::unique_lock<std::mutex> lock(shared->m);
-  if (!shared->cv.wait_until(lock, deadline, [&] { return shared->finished; })) {
-    *timed_out = true;
-    return {false, "episode exceeded its wall-clock timeout"};
+struct DetachedCall {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool finished = false;
+  Outcome outcome;
+  double seconds = 0.0;  // how long fn ran
+
+  static std::shared_ptr<DetachedCall> start(std::function<void()> fn) {
+    auto call = std::make_shared<DetachedCall>();
+    std::thread([call, fn = std::move(fn)] {
+      const auto t0 = Clock::now();
+      Outcome o;
+      try {
+        fn();
+        o.ok = true;
+      } catch (const std::exception& e) {
+        o.error = e.what();
+      } catch (...) {
+        o.error = "unknown exception";
+      }
+      std::lock_guard<std::mutex> lock(call->mu);
+      call->outcome = std::move(o);
+      call->seconds = seconds_since(t0);
+      call->finished = true;
+      call->cv.notify_all();
+    }).detach();
+    return call;
   }
-  *timed_out = false;
-  return shared->outcome;
+  // False when `deadline` passed first.
+  bool wait_until(Clock::time_point deadline) {
+    std::unique_lock<std::mutex> lock(mu);
+    return cv.wait_until(lock, deadline, [this] { return finished; });
+  }
+};
+
+constexpr const char* kTimeoutError = "episode exceeded its wall-clock timeout";
+
+Outcome run_until(std::function<void()> fn, Clock::time_point deadline, bool* timed_out) {
+  auto call = DetachedCall::start(std::move(fn));
+  *timed_out = !call->wait_until(deadline);
+  if (*timed_out) return {false, kTimeoutError};
+  std::lock_guard<std::mutex> lock(call->mu);
+  return call->outcome;
 }
 
 void accumulate(const Trajectory& t, RolloutStats& s) {
@@ -148,47 +161,20 @@ std::vector<Trajectory> RolloutPool::run_lockstep(const std::vector<EpisodeSpec>
                        const std::function<std::function<void()>(size_t)>& make_work) {
     for (size_t b = 0; b < ids.size(); b += width) {
       const size_t m = std::min(width, ids.size() - b);
-      struct Shared {
-        std::mutex mu;
-        std::condition_variable cv;
-        bool finished = false;
-        Outcome outcome;
-        double seconds = 0.0;  // how long the env call took
-      };
-      std::vector<std::shared_ptr<Shared>> waits(m);
+      std::vector<std::shared_ptr<DetachedCall>> waits(m);
       const auto phase_start = Clock::now();
-      for (size_t j = 0; j < m; ++j) {
-        auto sh = waits[j] = std::make_shared<Shared>();
-        std::thread([sh, fn = make_work(ids[b + j])] {
-          const auto t0 = Clock::now();
-          Outcome o;
-          try {
-            fn();
-            o.ok = true;
-          } catch (const std::exception& e) {
-            o.error = e.what();
-          } catch (...) {
-            o.error = "unknown exception";
-          }
-          std::lock_guard<std::mutex> lock(sh->mu);
-          sh->outcome = std::move(o);
-          sh->seconds = seconds_since(t0);
-          sh->finished = true;
-          sh->cv.notify_all();
-        }).detach();
-      }
+      for (size_t j = 0; j < m; ++j) waits[j] = DetachedCall::start(make_work(ids[b + j]));
       for (size_t j = 0; j < m; ++j) {
         const size_t i = ids[b + j];
         const auto deadline = phase_start + std::chrono::duration_cast<Clock::duration>(
                                                 std::chrono::duration<double>(std::max(0.0, budget - env_used[i])));
-        std::unique_lock<std::mutex> lock(waits[j]->mu);
-        bool done = waits[j]->cv.wait_until(lock, deadline, [&] { return waits[j]->finished; });
+        const bool done = waits[j]->wait_until(deadline);
+        std::lock_guard<std::mutex> lock(waits[j]->mu);
         if (done && waits[j]->outcome.ok) {
           env_used[i] += waits[j]->seconds;
           continue;
         }
-        out[i] = failed_trajectory(episodes[i], done ? waits[j]->outcome.error
-                                                     : "episode exceeded its wall-clock timeout");
+        out[i] = failed_trajectory(episodes[i], done ? waits[j]->outcome.error : kTimeoutError);
         stats.timed_out += !done;
         slots[i] = std::make_shared<Slot>();  // abandon the old slot to its thread
         slots[i]->finished = true;
