@@ -11,36 +11,14 @@
 
 #include "agentrl/model/logprobs.h"
 #include "agentrl/model/transformer.h"
+#include "bench_models.h"
 
 using namespace agentrl::model;
 
 namespace {
 
-ModelArgs shape(int64_t which) {
-  ModelArgs a;
-  a.model_type = "qwen2";
-  a.attention_bias = true;
-  a.rope_theta = 1e6;
-  if (which == 0) {
-    a.vocab_size = 4096, a.hidden_size = 256, a.num_hidden_layers = 4, a.num_attention_heads = 4;
-    a.num_key_value_heads = 2, a.intermediate_size = 768;
-  } else {
-    a.vocab_size = 151936, a.hidden_size = 896, a.num_hidden_layers = 24, a.num_attention_heads = 14;
-    a.num_key_value_heads = 2, a.intermediate_size = 4864, a.tie_word_embeddings = true;
-  }
-  return a;
-}
-
-TransformerLM& model_for(int64_t which) {
-  static std::map<int64_t, TransformerLM> cache;
-  auto it = cache.find(which);
-  if (it == cache.end()) {
-    TransformerLM m(shape(which));
-    m->init_weights(0);
-    it = cache.emplace(which, m).first;
-  }
-  return it->second;
-}
+using agentrl::bench::model_for;
+using agentrl::bench::shape;
 
 void BM_Matmul(benchmark::State& state) {
   const int64_t M = state.range(0), K = state.range(1), N = state.range(2);
