@@ -136,6 +136,15 @@ void ProcessGroup::broadcast(torch::Tensor& t, int root) {
   impl_->pg->broadcast(v, o)->wait();
 }
 
+void ProcessGroup::reduce(torch::Tensor& t, int root, Op op) {
+  if (world_ == 1) return;
+  std::vector<torch::Tensor> v{t};
+  c10d::ReduceOptions o;
+  o.rootRank = root;
+  o.reduceOp = to_c10d(op);
+  impl_->pg->reduce(v, o)->wait();
+}
+
 std::vector<torch::Tensor> ProcessGroup::all_gather(const torch::Tensor& t) {
   if (world_ == 1) return {t.clone()};
   std::vector<std::vector<torch::Tensor>> out(1);

@@ -63,6 +63,10 @@ int64_t CheckpointManager::step_of(const std::string& path) {
   }
 }
 
+std::string CheckpointManager::staging_dir(int64_t step) const {
+  return (fs::path(dir_) / (step_name(step) + ".shards.tmp")).string();
+}
+
 std::vector<std::string> CheckpointManager::list() const {
   std::vector<std::pair<int64_t, std::string>> found;
   if (!fs::exists(dir_)) return {};

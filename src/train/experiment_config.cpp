@@ -60,6 +60,11 @@ void SftConfig::visit(config::Visitor& v) {
   v.section("optim", optim, "optimizer of the SFT stage");
 }
 
+void DistConfig::visit(config::Visitor& v) {
+  v.field("shard_optimizer", shard_optimizer,
+          "ZeRO-1: shard the AdamW state over the data-parallel ranks (resume needs the same world size)");
+}
+
 const std::vector<std::string>& resume_allowed_changes() {
   static const std::vector<std::string> keys = {
       "trainer.iterations", "trainer.eval_every", "trainer.eval_episodes", "trainer.save_every",
@@ -80,6 +85,7 @@ void ExperimentConfig::visit(config::Visitor& v) {
   v.section("actor", actor, "policy loss");
   v.section("trainer", trainer, "RL loop, checkpoints, evaluation");
   v.section("sft", sft, "supervised warm start");
+  v.section("dist", dist, "data-parallel training (agentrl launch)");
   envs.visit(v);
 }
 

@@ -1,13 +1,31 @@
 #include "agentrl/train/optim.h"
 
 #include <cmath>
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "agentrl/core/error.h"
+#include "agentrl/core/fs.h"
+#include "agentrl/dist/zero_optimizer.h"
+
+namespace fs = std::filesystem;
 
 namespace agentrl::train {
 
-std::unique_ptr<torch::optim::AdamW> make_adamw(torch::nn::Module& module, const OptimConfig& c) {
+std::unique_ptr<torch::optim::AdamW> make_adamw(torch::nn::Module& module, const OptimConfig& c,
+                                                dist::ProcessGroup* shard_over) {
   torch::optim::AdamWOptions o(c.lr);
   o.betas({c.beta1, c.beta2}).eps(c.eps).weight_decay(c.weight_decay);
+  if (shard_over != nullptr && shard_over->world_size() > 1)
+    return std::make_unique<dist::ShardedAdamW>(*shard_over, module.parameters(), o);
   return std::make_unique<torch::optim::AdamW>(module.parameters(), o);
+}
+
+std::vector<torch::Tensor> optimizer_parameters(const torch::optim::Optimizer& opt) {
+  std::vector<torch::Tensor> out;
+  for (const auto& g : opt.param_groups()) out.insert(out.end(), g.params().begin(), g.params().end());
+  return out;
 }
 
 double lr_at(const OptimConfig& c, int64_t step, int64_t total_steps) {
@@ -27,19 +45,95 @@ void set_lr(torch::optim::Optimizer& opt, double lr) {
 }
 
 double clip_grad_norm(torch::nn::Module& module, double max_norm) {
+  return clip_grad_norm(module.parameters(), max_norm, [](double x) { return x; });
+}
+
+double clip_grad_norm(const std::vector<torch::Tensor>& params, double max_norm,
+                      const std::function<double(double)>& sum_over_ranks) {
   double sq = 0.0;
   std::vector<torch::Tensor> grads;
-  for (auto& p : module.parameters()) {
+  for (const auto& p : params) {
     if (!p.grad().defined()) continue;
     grads.push_back(p.grad());
     sq += p.grad().detach().to(torch::kFloat64).pow(2).sum().item<double>();
   }
-  const double norm = std::sqrt(sq);
+  const double norm = std::sqrt(sum_over_ranks(sq));
   if (max_norm > 0 && std::isfinite(norm) && norm > max_norm) {
     const double scale = max_norm / (norm + 1e-6);
     for (auto& g : grads) g.mul_(scale);
   }
   return norm;
+}
+
+namespace {
+
+constexpr const char* kFullState = "optimizer.pt";
+constexpr const char* kShardIndex = "optimizer_shards.json";
+
+std::string shard_file(int rank) { return "optimizer_rank" + std::to_string(rank) + ".pt"; }
+
+}  // namespace
+
+void stage_optimizer_state(const torch::optim::AdamW& opt, const CheckpointManager& manager, int64_t step) {
+  const auto* sharded = dynamic_cast<const dist::ShardedAdamW*>(&opt);
+  if (sharded == nullptr) return;
+  const fs::path dir = manager.staging_dir(step);
+  fs::create_directories(dir);
+  torch::save(*sharded, (dir / shard_file(sharded->rank())).string());
+  sharded->process_group().barrier();
+}
+
+void write_optimizer_state(const torch::optim::AdamW& opt, const CheckpointManager& manager, int64_t step,
+                           const std::string& dir) {
+  const auto* sharded = dynamic_cast<const dist::ShardedAdamW*>(&opt);
+  if (sharded == nullptr) {
+    torch::save(opt, (fs::path(dir) / kFullState).string());
+    return;
+  }
+  const int world = sharded->world_size();
+  nlohmann::json index;
+  index["world_size"] = world;
+  std::vector<int64_t> counts(static_cast<size_t>(world), 0);
+  for (int owner : sharded->owners()) ++counts[static_cast<size_t>(owner)];
+  index["parameters_per_rank"] = counts;
+  for (int r = 0; r < world; ++r) {
+    const fs::path staged = fs::path(manager.staging_dir(step)) / shard_file(r);
+    if (!fs::exists(staged))
+      throw IoError("optimizer shard of rank " + std::to_string(r) + " is missing from " + staged.string() +
+                    " (the checkpoint directory must be on a file system shared by all ranks)");
+    fs::rename(staged, fs::path(dir) / shard_file(r));
+  }
+  write_file_atomic((fs::path(dir) / kShardIndex).string(), index.dump(2));
+}
+
+void load_optimizer_state(torch::optim::AdamW& opt, const std::string& checkpoint_dir) {
+  const fs::path dir(checkpoint_dir);
+  const auto* sharded = dynamic_cast<const dist::ShardedAdamW*>(&opt);
+  const bool has_shards = fs::exists(dir / kShardIndex);
+  if (!has_shards && sharded == nullptr) {
+    torch::load(opt, (dir / kFullState).string());
+    return;
+  }
+  const int world = sharded != nullptr ? sharded->world_size() : 1;
+  if (!has_shards)
+    throw ConfigError("checkpoint " + checkpoint_dir + " holds the unsharded optimizer state (" + kFullState +
+                      "), but this run shards it over " + std::to_string(world) +
+                      " ranks: resume it with dist.shard_optimizer=false");
+  const auto index = nlohmann::json::parse(read_file((dir / kShardIndex).string()));
+  const int saved_world = index.at("world_size").get<int>();
+  if (saved_world != world || sharded == nullptr)
+    throw ConfigError("checkpoint " + checkpoint_dir + " holds optimizer state sharded over " +
+                      std::to_string(saved_world) + " ranks (dist.shard_optimizer), and this run has " +
+                      std::to_string(world) + (world == 1 ? " process" : " processes") + ": a sharded checkpoint resumes only with the world size that wrote it (agentrl launch "
+                      "--nproc-per-node " + std::to_string(saved_world) + ")");
+  const auto counts = index.at("parameters_per_rank").get<std::vector<int64_t>>();
+  const auto mine = static_cast<int64_t>(sharded->owned_parameters().size());
+  if (counts.at(static_cast<size_t>(sharded->rank())) != mine)
+    throw ConfigError("checkpoint " + checkpoint_dir + ": rank " + std::to_string(sharded->rank()) + " owned " +
+                      std::to_string(counts.at(static_cast<size_t>(sharded->rank()))) +
+                      " parameters when it was written and owns " + std::to_string(mine) +
+                      " now (a different model?)");
+  torch::load(opt, (dir / shard_file(sharded->rank())).string());
 }
 
 }  // namespace agentrl::train

@@ -78,7 +78,9 @@ std::map<std::string, double> ppo_update(model::TransformerLM& model, torch::opt
       const double tokens = dist.sum(mini.empty() ? 0.0 : mb.loss_mask.sum().item<double>());
       const double sequences = dist.sum(static_cast<double>(mini.size()));
       if (tokens == 0) continue;
-      optimizer.zero_grad();
+      // All of the model's gradients: a sharded optimizer holds only its own
+      // rank's parameters, but every gradient is accumulated here.
+      model->zero_grad();
       std::map<std::string, double> step_metrics;
       bool finite = true;
       const auto micro_plan = mini.empty() ? std::vector<std::vector<int64_t>>{}
@@ -109,12 +111,12 @@ std::map<std::string, double> ppo_update(model::TransformerLM& model, torch::opt
         add(step_metrics, out.metrics, micro.loss_mask.sum().item<double>() / tokens, "actor/");
       }
       dist.sync_gradients();
-      const double grad_norm = clip_grad_norm(*model, actor.grad_clip);
+      const double grad_norm = clip_grad_norm(optimizer_parameters(optimizer), actor.grad_clip, dist.sum_grad_sq);
       // All ranks skip together (a non-finite gradient anywhere is everywhere
       // after the all-reduce; the loss flag is summed explicitly).
       finite = dist.sum(finite ? 0.0 : 1.0) == 0.0;
       if (!finite || !std::isfinite(grad_norm)) {
-        optimizer.zero_grad();
+        model->zero_grad();
         ++skipped;
         ++counters.consecutive_skips;
         log().warn("non-finite loss or gradient (grad norm {}): optimizer step skipped ({} in a row)", grad_norm,

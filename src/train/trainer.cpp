@@ -17,6 +17,7 @@
 #include "agentrl/core/logging.h"
 #include "agentrl/core/metrics.h"
 #include "agentrl/dist/process_group.h"
+#include "agentrl/dist/zero_optimizer.h"
 #include "agentrl/envs/registry.h"
 #include "agentrl/rollout/batch_builder.h"
 #include "agentrl/rollout/demos.h"
@@ -103,6 +104,7 @@ TrainSummary Trainer::run() {
   State& s = *s_;
   auto& cfg = s.cfg;
   auto save_checkpoint = [&](State& s, const Trainer& self) {
+    stage_optimizer_state(*s.optimizer, *s.checkpoints, s.iteration);  // ZeRO-1 shards of every rank
     if (!s.root) {
       if (s.pg) s.pg->barrier();
       s.last_checkpoint = (fs::path(s.paths.checkpoints) / ("step_" + std::to_string(s.iteration))).string();
@@ -115,7 +117,7 @@ TrainSummary Trainer::run() {
         ref_view.model = s.ref;
         save_policy(ref_view, (fs::path(dir) / "ref_model").string());
       }
-      torch::save(*s.optimizer, (fs::path(dir) / "optimizer.pt").string());
+      write_optimizer_state(*s.optimizer, *s.checkpoints, s.iteration, dir);
       write_file_atomic((fs::path(dir) / "config.yaml").string(), config::to_yaml(s.cfg));
       if (fs::exists(s.paths.metrics)) fs::copy_file(s.paths.metrics, fs::path(dir) / "metrics.jsonl");
       write_file_atomic((fs::path(dir) / "trainer_state.json").string(),
@@ -138,6 +140,7 @@ TrainSummary Trainer::run() {
   auto barrier = [&s] {
     if (s.pg) s.pg->barrier();
   };
+  dist::ProcessGroup* const shard_over = cfg.dist.shard_optimizer ? s.pg.get() : nullptr;  // ZeRO-1
   s.paths = prepare_run(cfg, s.rv.rank, s.rv.world_size);
   s.suite = envs::make_env_suite(cfg.env.name, cfg.envs);
   const std::string train_split = cfg.env.train_split.empty() ? s.suite->train_split() : cfg.env.train_split;
@@ -163,8 +166,8 @@ TrainSummary Trainer::run() {
     s.counters.optimizer_steps = st.at("counters").at("optimizer_steps").get<int64_t>();
     s.counters.consecutive_skips = st.at("counters").at("consecutive_skips").get<int64_t>();
     s.counters.kl_coef = st.at("counters").at("kl_coef").get<double>();
-    s.optimizer = make_adamw(*s.policy.model, cfg.trainer.optim);
-    torch::load(*s.optimizer, (fs::path(*resume_path) / "optimizer.pt").string());
+    s.optimizer = make_adamw(*s.policy.model, cfg.trainer.optim, shard_over);
+    load_optimizer_state(*s.optimizer, *resume_path);
     // The metrics history is the checkpoint's: lines written after it (by the
     // run that died) are dropped so every step appears exactly once.
     auto hist = fs::path(*resume_path) / "metrics.jsonl";
@@ -191,7 +194,7 @@ TrainSummary Trainer::run() {
       s.policy = build_initial_policy(c, *s.suite, s.paths.run_dir);
     }
     if (s.pg) dist::broadcast_parameters(*s.pg, *s.policy.model, 0);
-    s.optimizer = make_adamw(*s.policy.model, cfg.trainer.optim);
+    s.optimizer = make_adamw(*s.policy.model, cfg.trainer.optim, shard_over);
   }
   if (s.pg) s.grad_sync = std::make_unique<dist::GradientSynchronizer>(*s.pg, s.policy.model->parameters());
   DistHooks hooks;
@@ -206,7 +209,11 @@ TrainSummary Trainer::run() {
       s.collective->all_reduce_min(v);
       return v[0];
     };
-    hooks.sync_gradients = [&s] { s.grad_sync->all_reduce(/*average=*/false); };
+    hooks.sync_gradients = [&s] {
+      if (auto* zero = dynamic_cast<dist::ShardedAdamW*>(s.optimizer.get())) zero->reduce_gradients();
+      else s.grad_sync->all_reduce(/*average=*/false);
+    };
+    if (shard_over) hooks.sum_grad_sq = hooks.sum;
   }
   s.policy.model->eval();
   s.metrics = s.root ? make_run_metrics(cfg, s.paths, resume_step) : std::make_unique<MetricsLogger>();
@@ -243,7 +250,7 @@ TrainSummary Trainer::run() {
     s.sft_done = true;
     // Every rank ran the same deterministic SFT; rank 0's result is the one.
     if (s.pg) dist::broadcast_parameters(*s.pg, *s.policy.model, 0);
-    s.optimizer = make_adamw(*s.policy.model, cfg.trainer.optim);  // RL starts with fresh moments
+    s.optimizer = make_adamw(*s.policy.model, cfg.trainer.optim, shard_over);  // RL starts with fresh moments
     if (s.root) {
       auto eval = evaluate(*s.engine, s.suite, s.eval_ctx, eval_split, cfg.trainer.eval_episodes,
                            static_cast<uint64_t>(cfg.runtime.seed));
@@ -344,8 +351,11 @@ TrainSummary Trainer::run() {
 
     // 5. Evaluation and checkpoint.
     const bool last = s.iteration == cfg.trainer.iterations;
-    if (s.pg && s.iteration % 10 == 0 && !dist::parameters_in_sync(*s.pg, *s.policy.model))
-      throw Error("parameters differ across ranks after iteration " + std::to_string(s.iteration));
+    if (s.pg && (s.iteration % 10 == 0 || last)) {
+      if (!dist::parameters_in_sync(*s.pg, *s.policy.model))
+        throw Error("parameters differ across ranks after iteration " + std::to_string(s.iteration));
+      log().info("parameter hash after iteration {}: {:016x}", s.iteration, dist::parameter_hash(*s.policy.model));
+    }
     if (last || (cfg.trainer.eval_every > 0 && s.iteration % cfg.trainer.eval_every == 0)) {
       if (s.root) {
         auto eval = evaluate(*s.engine, s.suite, s.eval_ctx, eval_split, cfg.trainer.eval_episodes,

@@ -58,6 +58,9 @@ class ProcessGroup {
   enum class Op { kSum, kMin, kMax };
   void all_reduce(torch::Tensor& t, Op op = Op::kSum);
   void broadcast(torch::Tensor& t, int root = 0);
+  // Sums (min, max) `t` over ranks into rank `root`'s tensor; on the other
+  // ranks `t` is left unspecified (Gloo may use it as scratch space).
+  void reduce(torch::Tensor& t, int root, Op op = Op::kSum);
   std::vector<torch::Tensor> all_gather(const torch::Tensor& t);
   void barrier();
 

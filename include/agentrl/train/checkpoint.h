@@ -9,7 +9,8 @@
 //
 // Layout of one checkpoint (written by the trainers):
 //   model/              HF model directory (config.json, model.safetensors, tokenizer files)
-//   optimizer.pt        optimizer state (torch::save)
+//   optimizer.pt        optimizer state (torch::save); with dist.shard_optimizer
+//                       optimizer_rank<R>.pt per rank + optimizer_shards.json
 //   trainer_state.json  iteration, stage, RNG streams, task cursor, counters
 //   metrics.jsonl       metrics history up to this checkpoint
 //   config.yaml         the resolved config of the run
@@ -36,6 +37,10 @@ class CheckpointManager {
   // Complete checkpoints, oldest first.
   std::vector<std::string> list() const;
   const std::string& dir() const { return dir_; }
+  // Where ranks other than 0 put their files of checkpoint `step` before
+  // rank 0 saves it (a `.tmp` directory: never resumed from, removed by the
+  // next save). Needs a file system shared by all ranks.
+  std::string staging_dir(int64_t step) const;
 
   // Resolves `--resume auto|PATH`: auto = newest complete checkpoint of dir
   // (nullopt when there is none); PATH must be a complete checkpoint

@@ -81,6 +81,14 @@ struct SftConfig {
   void visit(config::Visitor& v);
 };
 
+// Data-parallel training (`agentrl launch`); ignored in a single process.
+struct DistConfig {
+  // ZeRO-1: each rank keeps the AdamW state of ~1/world of the parameters.
+  // A sharded checkpoint resumes only with the world size that wrote it.
+  bool shard_optimizer = false;
+  void visit(config::Visitor& v);
+};
+
 // Keys that may differ between a checkpoint's config and the resuming run.
 const std::vector<std::string>& resume_allowed_changes();
 
@@ -96,6 +104,7 @@ struct ExperimentConfig {
   algo::ActorConfig actor;
   TrainerConfig trainer;
   SftConfig sft;
+  DistConfig dist;
   config::ExtensionSections envs;  // one section per registered env
 
   void visit(config::Visitor& v);

@@ -42,11 +42,15 @@ struct UpdateCounters {
 using WeightLock = std::function<std::unique_lock<std::shared_mutex>()>;
 
 // Data-parallel hooks (identity in a single process): sum a scalar over
-// ranks, and sum the gradients over ranks before clipping/stepping.
+// ranks, sum the gradients over ranks before clipping/stepping, and combine
+// the squared gradient norms of the optimizer's parameters into the global
+// one (identity when every rank holds all reduced gradients; a sum over ranks
+// with ZeRO-1, where each rank holds those of its own parameters).
 struct DistHooks {
   std::function<double(double)> sum = [](double x) { return x; };
   std::function<double(double)> min = [](double x) { return x; };
   std::function<void()> sync_gradients = [] {};
+  std::function<double(double)> sum_grad_sq = [](double x) { return x; };
 };
 
 // Runs actor.ppo_epochs x actor.mini_batches optimizer steps on `batch`
