@@ -303,11 +303,17 @@ void GenerationEngine::Impl::loop() {
       finish_job();
       continue;
     }
+    Clock::time_point busy_from = Clock::now();
     try {
       std::shared_lock<std::shared_mutex> w(weights_mu);
+      busy_from = Clock::now();  // after the weights lock: waiting for an optimizer step is not busy
       step();
     } catch (...) {
       fail_active(std::current_exception());
+    }
+    {
+      std::lock_guard<std::mutex> g(mu);
+      st.busy_seconds += seconds(busy_from, Clock::now());
     }
     finish_job();
   }

@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 
 #include "agentrl/core/error.h"
@@ -346,6 +347,25 @@ TEST(GenerationEngine, EosLengthAndContextLimitFinishReasons) {
   r = e.submit(greedy(prompt_of(16, 9), 5)).get();
   EXPECT_EQ(r.finish_reason, FinishReason::kContextLimit);
   EXPECT_TRUE(r.tokens.empty());
+}
+
+TEST(GenerationEngine, BusySecondsCountDecodeStepsNotIdleTime) {
+  using namespace std::chrono_literals;
+  GenerationEngine e(tiny_model(), tok(), small_options(), {-1});
+  EXPECT_EQ(e.stats().busy_seconds, 0.0);
+  const auto t0 = std::chrono::steady_clock::now();
+  e.generate_batch({greedy(prompt_of(20, 1), 30), greedy(prompt_of(9, 2), 30)});
+  std::this_thread::sleep_for(50ms);  // the loop adds a step's time just after delivering its results
+  const double busy = e.stats().busy_seconds;
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_GT(busy, 0.0);
+  EXPECT_LT(busy, wall - 0.04) << "the idle sleep is not busy time";
+  // Idle: no request, no step, the counter stands still.
+  std::this_thread::sleep_for(50ms);
+  EXPECT_EQ(e.stats().busy_seconds, busy);
+  e.submit(greedy(prompt_of(5, 3), 5)).get();
+  std::this_thread::sleep_for(50ms);
+  EXPECT_GT(e.stats().busy_seconds, busy);
 }
 
 TEST(GenerationEngine, InvalidRequestsFailTheirFutureWithAMessage) {

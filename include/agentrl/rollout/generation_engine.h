@@ -89,6 +89,10 @@ struct EngineStats {
   int64_t queued = 0;
   int64_t active = 0;
   int64_t kept = 0;            // finished sequences kept for reuse
+  // Wall seconds the loop thread spent in decode steps (forward + sampling),
+  // since construction. busy_seconds over an interval / that interval's wall
+  // time = the engine's busy fraction (idle = waiting for requests or envs).
+  double busy_seconds = 0.0;
 };
 
 class GenerationEngine : public Generator {
