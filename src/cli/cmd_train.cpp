@@ -109,19 +109,7 @@ CommandRegistrar eval_cmd(12, [](CLI::App& root) {
     auto policy = train::load_policy_dir(cfg, dir);
     auto ctx = train::make_agent_context(cfg, policy, true);
     if (*policy_name == "expert") {
-      std::vector<rollout::Trajectory> trajs;
-      const size_t n = suite->tasks().size(sp);
-      const size_t count = *episodes > 0 ? std::min<size_t>(n, *episodes) : n;
-      auto policy_fn = rollout::expert_policy(cfg.prompt);
-      for (size_t i = 0; i < count; ++i) {
-        rollout::EpisodeSpec spec;
-        spec.task = suite->tasks().get(sp, i);
-        spec.episode_id = "eval-" + std::to_string(i);
-        spec.env_seed = spec.sample_seed = i;
-        rollout::EpisodeRunner runner(suite->make_env(), spec, ctx);
-        trajs.push_back(rollout::run_scripted_episode(runner, policy_fn));
-      }
-      report = train::summarize(sp, std::move(trajs));
+      report = train::evaluate_scripted(rollout::expert_policy(cfg.prompt), *suite, ctx, sp, *episodes);
     } else {
       rollout::GenerationEngine engine(policy.model, policy.tokenizer, cfg.engine, policy.chat->stop_token_ids());
       report = train::evaluate(engine, suite, ctx, sp, *episodes, static_cast<uint64_t>(cfg.runtime.seed));

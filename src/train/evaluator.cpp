@@ -1,5 +1,7 @@
 #include "agentrl/train/evaluator.h"
 
+#include <algorithm>
+
 #include "agentrl/core/rng.h"
 #include "agentrl/rollout/rollout_pool.h"
 
@@ -83,6 +85,23 @@ EvalReport evaluate(rollout::Generator& generator, std::shared_ptr<const envs::E
   }
   rollout::RolloutPool pool(generator, std::move(suite), std::move(ctx));
   return summarize(split, pool.run(specs));
+}
+
+EvalReport evaluate_scripted(const std::function<std::optional<std::string>(envs::Env&)>& policy,
+                             const envs::EnvSuite& suite, std::shared_ptr<const rollout::AgentContext> ctx,
+                             const std::string& split, int64_t episodes) {
+  const size_t n = suite.tasks().size(split);
+  const size_t count = episodes > 0 ? std::min(n, static_cast<size_t>(episodes)) : n;
+  std::vector<rollout::Trajectory> trajs;
+  for (size_t i = 0; i < count; ++i) {
+    rollout::EpisodeSpec spec;
+    spec.task = suite.tasks().get(split, i);
+    spec.episode_id = "eval-" + std::to_string(i);
+    spec.env_seed = spec.sample_seed = i;
+    rollout::EpisodeRunner runner(suite.make_env(), spec, ctx);
+    trajs.push_back(rollout::run_scripted_episode(runner, policy));
+  }
+  return summarize(split, std::move(trajs));
 }
 
 }  // namespace agentrl::train

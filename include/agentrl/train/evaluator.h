@@ -6,8 +6,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,5 +46,13 @@ EvalReport evaluate(rollout::Generator& generator, std::shared_ptr<const envs::E
 
 // Summarises already-finished trajectories (also used for scripted policies).
 EvalReport summarize(const std::string& split, std::vector<rollout::Trajectory> trajectories);
+
+// Evaluates a scripted policy (e.g. rollout::expert_policy, what `agentrl
+// eval --policy expert` runs) through the agent loop: the first `episodes`
+// tasks of `split` (0 = all) in natural order, one episode each, env seed =
+// task index, responses parsed by the env like a model's.
+EvalReport evaluate_scripted(const std::function<std::optional<std::string>(envs::Env&)>& policy,
+                             const envs::EnvSuite& suite, std::shared_ptr<const rollout::AgentContext> ctx,
+                             const std::string& split, int64_t episodes);
 
 }  // namespace agentrl::train
