@@ -108,23 +108,33 @@ void write_optimizer_state(const torch::optim::AdamW& opt, const CheckpointManag
 
 void load_optimizer_state(torch::optim::AdamW& opt, const std::string& checkpoint_dir) {
   const fs::path dir(checkpoint_dir);
-  const auto* sharded = dynamic_cast<const dist::ShardedAdamW*>(&opt);
+  auto* sharded = dynamic_cast<dist::ShardedAdamW*>(&opt);
   const bool has_shards = fs::exists(dir / kShardIndex);
   if (!has_shards && sharded == nullptr) {
     torch::load(opt, (dir / kFullState).string());
     return;
   }
   const int world = sharded != nullptr ? sharded->world_size() : 1;
-  if (!has_shards)
-    throw ConfigError("checkpoint " + checkpoint_dir + " holds the unsharded optimizer state (" + kFullState +
-                      "), but this run shards it over " + std::to_string(world) +
-                      " ranks: resume it with dist.shard_optimizer=false");
+  if (!has_shards) {
+    // The whole state (written by one process): each rank keeps its share.
+    // Optimizer state is keyed by the parameter tensor, which both optimizers
+    // share.
+    torch::optim::AdamW full(sharded->all_parameters(), torch::optim::AdamWOptions());
+    torch::load(full, (dir / kFullState).string());
+    for (const auto& p : sharded->owned_parameters()) {
+      const auto key = c10::guts::to_string(p.unsafeGetTensorImpl());
+      auto it = full.state().find(key);
+      if (it != full.state().end()) sharded->state()[key] = it->second->clone();
+    }
+    return;
+  }
   const auto index = nlohmann::json::parse(read_file((dir / kShardIndex).string()));
   const int saved_world = index.at("world_size").get<int>();
   if (saved_world != world || sharded == nullptr)
     throw ConfigError("checkpoint " + checkpoint_dir + " holds optimizer state sharded over " +
                       std::to_string(saved_world) + " ranks (dist.shard_optimizer), and this run has " +
-                      std::to_string(world) + (world == 1 ? " process" : " processes") + ": a sharded checkpoint resumes only with the world size that wrote it (agentrl launch "
+                      std::to_string(world) + (world == 1 ? " process" : " processes") +
+                      ": a sharded checkpoint resumes only with the world size that wrote it (agentrl launch "
                       "--nproc-per-node " + std::to_string(saved_world) + ")");
   const auto counts = index.at("parameters_per_rank").get<std::vector<int64_t>>();
   const auto mine = static_cast<int64_t>(sharded->owned_parameters().size());

@@ -124,24 +124,31 @@ std::vector<double> flat_parameters(torch::nn::Sequential& net) {
   return out;
 }
 
-// Layout of a rank's result: kSteps gradient norms, the number of tensors
-// this rank's optimizer holds, then every parameter.
-std::vector<double> sharded_training(dist::ProcessGroup& pg) {
-  auto net = make_net();
-  dist::ShardedAdamW opt(pg, net->parameters(), adamw_options());
+// Data-parallel steps [first, kSteps) with ZeRO-1; returns the global norms.
+std::vector<double> sharded_steps(dist::ProcessGroup& pg, torch::nn::Sequential& net, dist::ShardedAdamW& opt,
+                                  int first) {
   const auto sum_over_ranks = [&pg](double x) {
     auto t = torch::tensor({x}, torch::kFloat64);
     pg.all_reduce(t);
     return t.item<double>();
   };
-  std::vector<double> out;
-  for (int step = 0; step < kSteps; ++step) {
+  std::vector<double> norms;
+  for (int step = first; step < kSteps; ++step) {
     net->zero_grad();
     rank_loss(net, step, pg.rank()).backward();
     opt.reduce_gradients();
-    out.push_back(train::clip_grad_norm(opt.owned_parameters(), kMaxNorm, sum_over_ranks));
+    norms.push_back(train::clip_grad_norm(opt.owned_parameters(), kMaxNorm, sum_over_ranks));
     opt.step();
   }
+  return norms;
+}
+
+// Layout of a rank's result: kSteps gradient norms, the number of tensors
+// this rank's optimizer holds, then every parameter.
+std::vector<double> sharded_training(dist::ProcessGroup& pg) {
+  auto net = make_net();
+  dist::ShardedAdamW opt(pg, net->parameters(), adamw_options());
+  auto out = sharded_steps(pg, net, opt, 0);
   out.push_back(static_cast<double>(opt.owned_parameters().size()));
   auto params = flat_parameters(net);
   out.insert(out.end(), params.begin(), params.end());
@@ -185,6 +192,44 @@ TEST(ZeroOptimizer, TwoRankShardedAdamWEqualsAdamWOnTheSummedGradients) {
   for (size_t i = kSteps + 1; i < single[0].size(); ++i) {
     EXPECT_EQ(sharded[0][i], sharded[1][i]) << "parameter element " << i;
     EXPECT_NEAR(sharded[0][i], single[0][i], 1e-6) << "parameter element " << i;
+  }
+}
+
+// Step 0 with plain AdamW (as one process would), its state saved as a
+// checkpoint's optimizer.pt, then steps 1.. sharded after loading it.
+std::vector<double> sharded_training_from_unsharded_state(dist::ProcessGroup& pg, const std::string& dir) {
+  auto net = make_net();
+  {
+    torch::optim::AdamW plain(net->parameters(), adamw_options());
+    plain.zero_grad();
+    (rank_loss(net, 0, 0) + rank_loss(net, 0, 1)).backward();
+    train::clip_grad_norm(*net, kMaxNorm);
+    plain.step();
+    if (pg.rank() == 0) torch::save(plain, dir + "/optimizer.pt");
+    pg.barrier();
+  }
+  dist::ShardedAdamW opt(pg, net->parameters(), adamw_options());
+  train::load_optimizer_state(opt, dir);
+  sharded_steps(pg, net, opt, 1);
+  return flat_parameters(net);
+}
+
+TEST(ZeroOptimizer, UnshardedOptimizerStateLoadsIntoEachRanksShare) {
+  const auto dir = fs::temp_directory_path() / ("agentrl_zero_state_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const auto resumed = run_ranks(2, 29654, [&](dist::ProcessGroup& pg) {
+    return sharded_training_from_unsharded_state(pg, dir.string());
+  });
+  const auto single = run_ranks(1, 29655, unsharded_training);
+  fs::remove_all(dir);
+  ASSERT_EQ(resumed[0].size() + kSteps + 1, single[0].size());
+  ASSERT_EQ(resumed[1].size(), resumed[0].size());
+  // Fresh moments at step 1 would move the parameters elsewhere (AdamW's
+  // first step is ~lr * sign(g)); the loaded ones continue the run exactly.
+  for (size_t i = 0; i < resumed[0].size(); ++i) {
+    EXPECT_EQ(resumed[0][i], resumed[1][i]) << "parameter element " << i;
+    EXPECT_NEAR(resumed[0][i], single[0][i + kSteps + 1], 1e-6) << "parameter element " << i;
   }
 }
 

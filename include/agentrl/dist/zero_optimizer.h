@@ -51,6 +51,7 @@ class ShardedAdamW final : public torch::optim::AdamW {
   torch::Tensor step(LossClosure closure = nullptr) override;
 
   const std::vector<torch::Tensor>& owned_parameters() const { return param_groups().front().params(); }
+  const std::vector<torch::Tensor>& all_parameters() const { return all_; }
   const std::vector<int>& owners() const { return owners_; }
   int rank() const { return pg_.rank(); }
   int world_size() const { return pg_.world_size(); }

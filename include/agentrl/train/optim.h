@@ -44,7 +44,7 @@ double clip_grad_norm(const std::vector<torch::Tensor>& params, double max_norm,
 
 // Optimizer state in checkpoint directories. Unsharded: `optimizer.pt`
 // (every rank holds the same state; rank 0 writes it; it resumes with any
-// world size). ZeRO-1: `optimizer_rank<R>.pt` per rank plus
+// world size, sharded or not). ZeRO-1: `optimizer_rank<R>.pt` per rank plus
 // `optimizer_shards.json` (world size, parameters per rank); it resumes only
 // with the same world size. Collective calls: every rank, same order.
 //
@@ -56,8 +56,9 @@ void stage_optimizer_state(const torch::optim::AdamW& opt, const CheckpointManag
 // moves the staged shards into `dir` and writes optimizer_shards.json.
 void write_optimizer_state(const torch::optim::AdamW& opt, const CheckpointManager& manager, int64_t step,
                            const std::string& dir);
-// Every rank on resume. ConfigError when the checkpoint's layout does not fit
-// `opt` (sharded over another world size, or sharded vs unsharded).
+// Every rank on resume. An optimizer.pt loads into any optimizer (a sharded
+// one keeps its parameters' share); a sharded checkpoint only into a
+// ShardedAdamW of the same world size (ConfigError otherwise).
 void load_optimizer_state(torch::optim::AdamW& opt, const std::string& checkpoint_dir);
 
 }  // namespace agentrl::train
