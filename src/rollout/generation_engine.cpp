@@ -264,7 +264,12 @@ void GenerationEngine::Impl::loop() {
     std::deque<SeqPtr> incoming;
     {
       std::unique_lock<std::mutex> g(mu);
-      cv.wait(g, [&] { return stop || !queue.empty() || !jobs.empty() || !active.empty() || !releases.empty(); });
+      // A deterministic batch with members still waiting for a KV slot goes
+      // on even when nothing is active (its finished members freed slots).
+      const bool job_waiting = current_job && !current_job->pending.empty();
+      cv.wait(g, [&] {
+        return stop || job_waiting || !queue.empty() || !jobs.empty() || !active.empty() || !releases.empty();
+      });
       if (stop) break;
       for (auto& k : releases) {
         kept.remove_if([&](const Kept& e) {

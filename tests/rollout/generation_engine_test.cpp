@@ -243,6 +243,23 @@ TEST(GenerationEngine, RequestsBeyondTheKvBudgetWaitAndComplete) {
   EXPECT_GT(waited, 0);
 }
 
+TEST(GenerationEngine, DeterministicBatchLargerThanTheKvBudgetCompletes) {
+  // More requests than slots: members wait for a slot freed (or kept and
+  // evicted) by earlier members of the same batch, even once nothing is active.
+  auto m = tiny_model();
+  GenerationEngine e(m, tok(), small_options(/*slots=*/2));
+  std::vector<GenerationRequest> reqs;
+  for (int i = 0; i < 6; ++i) {
+    reqs.push_back(greedy(prompt_of(5 + i, 40 + i), 8));
+    if (i % 2) reqs.back().cache_key = "episode-" + std::to_string(i);  // finished ones are kept
+  }
+  auto batch = std::async(std::launch::async, [&] { return e.generate_batch(reqs); });
+  ASSERT_EQ(batch.wait_for(std::chrono::seconds(20)), std::future_status::ready) << "deterministic batch hangs";
+  auto results = batch.get();
+  ASSERT_EQ(results.size(), reqs.size());
+  for (size_t i = 0; i < reqs.size(); ++i) EXPECT_EQ(results[i].tokens, greedy_without_cache(m, reqs[i].prompt, 8)) << i;
+}
+
 TEST(GenerationEngine, TwoHundredConcurrentRequestsFromSixteenThreadsAllCorrect) {
   auto m = tiny_model();
   GenerationEngine e(m, tok(), small_options(16));
