@@ -111,6 +111,8 @@ std::map<std::string, double> ppo_update(model::TransformerLM& model, torch::opt
         add(step_metrics, out.metrics, micro.loss_mask.sum().item<double>() / tokens, "actor/");
       }
       dist.sync_gradients();
+      // Clipping by the global norm: with ZeRO-1 the optimizer holds this
+      // rank's parameters only, and sum_grad_sq adds the ranks' squares.
       const double grad_norm = clip_grad_norm(optimizer_parameters(optimizer), actor.grad_clip, dist.sum_grad_sq);
       // All ranks skip together (a non-finite gradient anywhere is everywhere
       // after the all-reduce; the loss flag is summed explicitly).
