@@ -227,6 +227,7 @@ void train_sentencepiece(const std::string& corpus_path, int vocab_size, const s
       {"max_sentence_length", std::to_string(options.max_sentence_length)},
       {"input_sentence_size", "0"},  // use every line: no random sampling
       {"shuffle_input_sentence", "false"},
+      {"hard_vocab_limit", options.hard_vocab_limit ? "true" : "false"},
       {"num_threads", "1"},          // multi-threaded EM is not bit-reproducible
       {"unk_id", "0"},
       {"bos_id", "-1"},

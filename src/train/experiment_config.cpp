@@ -24,6 +24,10 @@ void TokenizerConfig::visit(config::Visitor& v) {
   v.field("train", train, "train a SentencePiece tokenizer on env text (from-scratch policies)");
   v.field("vocab_size", vocab_size, "vocabulary size of a trained tokenizer", Range::at_least(64));
   v.field("corpus_episodes", corpus_episodes, "expert episodes whose text is the tokenizer corpus", Range::at_least(1));
+  v.field("model_type", model_type, "SentencePiece model type of a trained tokenizer", {"unigram", "bpe"});
+  v.field("vocab_size_is_limit", vocab_size_is_limit,
+          "treat vocab_size as an upper bound: a corpus that supports fewer pieces gets fewer (the size is logged)");
+  v.field("symbols", symbols, "extra pieces the trained tokenizer keeps whole (e.g. [\"<action>\", \"</action>\"])");
 }
 
 void OptimConfig::visit(config::Visitor& v) {

@@ -85,9 +85,14 @@ Policy build_initial_policy(const ExperimentConfig& cfg, const envs::EnvSuite& s
       f << corpus;
       if (!f) throw IoError("cannot write " + corpus_path);
     }
-    text::train_sentencepiece(corpus_path, static_cast<int>(cfg.tokenizer.vocab_size), p.tokenizer_dir);
-    log().info("trained a {}-token SentencePiece tokenizer on {} bytes of env text -> {}", cfg.tokenizer.vocab_size,
-               corpus.size(), p.tokenizer_dir);
+    text::SentencePieceTrainOptions options;
+    options.hard_vocab_limit = !cfg.tokenizer.vocab_size_is_limit;
+    options.model_type = cfg.tokenizer.model_type;
+    for (const auto& sym : cfg.tokenizer.symbols) options.user_defined_symbols.push_back(sym);
+    text::train_sentencepiece(corpus_path, static_cast<int>(cfg.tokenizer.vocab_size), p.tokenizer_dir, options);
+    log().info("trained a SentencePiece tokenizer ({} tokens, {} requested{}) on {} bytes of env text -> {}",
+               text::load_tokenizer(p.tokenizer_dir)->vocab_size(), cfg.tokenizer.vocab_size,
+               cfg.tokenizer.vocab_size_is_limit ? " as a limit" : "", corpus.size(), p.tokenizer_dir);
   } else if (!cfg.tokenizer.path.empty()) {
     p.tokenizer_dir = cfg.tokenizer.path;
   } else {

@@ -245,7 +245,12 @@ TrainSummary Trainer::run() {
     SftReport rep;
     {
       auto guard = lock();
-      rep = run_sft(s.policy.model, data, cfg.sft, cfg.model.logprob_chunk_tokens, sft_rng);
+      rep = run_sft(s.policy.model, data, cfg.sft, cfg.model.logprob_chunk_tokens, sft_rng,
+                    [](int64_t step, const std::map<std::string, double>& m) {
+                      if (step % 100 == 0)
+                        log().info("SFT step {} | loss {:.4f} | epoch {}", step, m.at("sft/loss"),
+                                   static_cast<int64_t>(m.at("sft/epoch")));
+                    });
     }
     s.sft_done = true;
     // Every rank ran the same deterministic SFT; rank 0's result is the one.

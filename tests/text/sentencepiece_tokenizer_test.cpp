@@ -155,6 +155,38 @@ TEST(SentencePieceTest, TooLargeVocabularyIsConfigErrorWithSentencePieceMessage)
   }
 }
 
+TEST(SentencePieceTest, SoftVocabLimitGivesWhatTheCorpusSupportsAndNoMore) {
+  // The request the hard limit refuses above is an upper bound here: the
+  // model has fewer pieces than asked, more than the byte pieces alone, and
+  // still round-trips text.
+  SentencePieceTrainOptions opt;
+  opt.model_type = "bpe";
+  opt.hard_vocab_limit = false;
+  const std::string dir = test_dir("soft_limit");
+  train_sentencepiece(corpus_path(), 100000, dir, opt);
+  auto tok = load_tokenizer(dir);
+  EXPECT_LT(tok->vocab_size(), 100000);
+  EXPECT_GT(tok->vocab_size(), 256 + 3);
+  EXPECT_EQ(tok->decode(tok->encode("take the red shoes")), "take the red shoes");
+  // With a limit the corpus can meet, the soft limit gives exactly it.
+  const std::string exact = test_dir("soft_limit_exact");
+  train_sentencepiece(corpus_path(), 300, exact, opt);
+  EXPECT_EQ(load_tokenizer(exact)->vocab_size(), 300);
+}
+
+TEST(SentencePieceTest, ExtraUserSymbolsAreSinglePieces) {
+  SentencePieceTrainOptions opt;
+  opt.user_defined_symbols.push_back("<action>");
+  opt.user_defined_symbols.push_back("</action>");
+  const std::string dir = test_dir("symbols");
+  train_sentencepiece(corpus_path(), 320, dir, opt);
+  auto tok = load_tokenizer(dir);
+  auto ids = tok->encode("<action>go to the fridge</action>");
+  ASSERT_GE(ids.size(), 3u);
+  EXPECT_EQ(tok->token_bytes(ids.front()), "<action>");
+  EXPECT_EQ(tok->token_bytes(ids.back()), "</action>");
+}
+
 TEST(SentencePieceTest, MissingCorpusIsIoError) {
   try {
     train_sentencepiece("/nonexistent/corpus.txt", 100, test_dir("none"));

@@ -66,6 +66,9 @@ struct SentencePieceTrainOptions {
   double character_coverage = 1.0;  // rare characters fall back to bytes anyway
   int max_sentence_length = 65536;  // bytes; longer lines are skipped by SentencePiece
   unsigned int seed = 0;            // SentencePiece's random generator seed
+  // false: vocab_size is an upper bound (SentencePiece's soft limit), for
+  // corpora too small to support the requested number of pieces.
+  bool hard_vocab_limit = true;
 };
 
 // Trains a SentencePiece model on `corpus_path` (one sentence per line) with

@@ -43,6 +43,9 @@ struct TokenizerConfig {
   bool train = false;
   int64_t vocab_size = 1024;
   int64_t corpus_episodes = 300;  // expert episodes whose text forms the corpus
+  std::string model_type = "unigram";  // unigram | bpe
+  bool vocab_size_is_limit = false;  // vocab_size is an upper bound (small corpora)
+  std::vector<std::string> symbols;  // extra pieces kept whole (e.g. "<action>")
   void visit(config::Visitor& v);
 };
 
