@@ -90,9 +90,9 @@ Policy build_initial_policy(const ExperimentConfig& cfg, const envs::EnvSuite& s
     options.model_type = cfg.tokenizer.model_type;
     for (const auto& sym : cfg.tokenizer.symbols) options.user_defined_symbols.push_back(sym);
     text::train_sentencepiece(corpus_path, static_cast<int>(cfg.tokenizer.vocab_size), p.tokenizer_dir, options);
-    log().info("trained a SentencePiece tokenizer ({} tokens, {} requested{}) on {} bytes of env text -> {}",
-               text::load_tokenizer(p.tokenizer_dir)->vocab_size(), cfg.tokenizer.vocab_size,
-               cfg.tokenizer.vocab_size_is_limit ? " as a limit" : "", corpus.size(), p.tokenizer_dir);
+    log().info("trained a SentencePiece tokenizer ({} requested{}) on {} bytes of env text -> {}",
+               cfg.tokenizer.vocab_size, cfg.tokenizer.vocab_size_is_limit ? " as a limit" : "", corpus.size(),
+               p.tokenizer_dir);
   } else if (!cfg.tokenizer.path.empty()) {
     p.tokenizer_dir = cfg.tokenizer.path;
   } else {
@@ -100,6 +100,7 @@ Policy build_initial_policy(const ExperimentConfig& cfg, const envs::EnvSuite& s
         "model.path is empty (random init) but no tokenizer is configured: set tokenizer.path or tokenizer.train: true");
   }
   p.tokenizer = text::load_tokenizer(p.tokenizer_dir);
+  if (cfg.tokenizer.train) log().info("tokenizer: {} tokens", p.tokenizer->vocab_size());
   p.chat = make_chat(cfg, p.tokenizer, p.tokenizer_dir);
   model::ModelArgs args = cfg.model.init.to_args(p.tokenizer->vocab_size());
   if (auto eos = p.tokenizer->eos_id()) args.eos_token_id = *eos;
