@@ -36,21 +36,7 @@ namespace {
 constexpr int64_t kMaxTurns = 5, kNewTokens = 16;
 
 model::TransformerLM& tiny_policy() {
-  static model::TransformerLM m = [] {
-    model::ModelArgs a;
-    a.model_type = "qwen2";
-    a.vocab_size = testing::ByteTokenizer().vocab_size();
-    a.hidden_size = 128;
-    a.intermediate_size = 384;
-    a.num_hidden_layers = 2;
-    a.num_attention_heads = 4;
-    a.num_key_value_heads = 2;
-    a.attention_bias = true;
-    model::TransformerLM lm(a);
-    lm->init_weights(1, 0.1);
-    lm->eval();
-    return lm;
-  }();
+  static model::TransformerLM m = testing::tiny_byte_policy(128, 384, /*seed=*/1, /*std=*/0.1);
   return m;
 }
 

@@ -86,18 +86,7 @@ class RecordingGenerator : public Generator {
 // "<|im_end|>\n"). The lm-head row of <|im_end|> is set along the mean final
 // hidden state, scaled until <|im_end|> has ~7% probability on random printable text.
 model::TransformerLM tiny_policy() {
-  model::ModelArgs a;
-  a.model_type = "qwen2";
-  a.vocab_size = ByteTokenizer().vocab_size();
-  a.hidden_size = 32;
-  a.intermediate_size = 64;
-  a.num_hidden_layers = 2;
-  a.num_attention_heads = 4;
-  a.num_key_value_heads = 2;
-  a.attention_bias = true;
-  model::TransformerLM m(a);
-  m->init_weights(3, 0.3);
-  m->eval();
+  model::TransformerLM m = testing::tiny_byte_policy(32, 64, /*seed=*/3, /*std=*/0.3);
   torch::NoGradGuard ng;
   torch::manual_seed(5);
   const int64_t T = 256;

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "agentrl/envs/env.h"
+#include "agentrl/model/transformer.h"
 #include "agentrl/rollout/generator.h"
 #include "agentrl/text/tokenizer.h"
 
@@ -165,5 +166,23 @@ class ScriptedGenerator : public rollout::Generator {
  private:
   std::string response_;
 };
+
+// A randomly initialised Qwen2-style policy over ByteTokenizer's vocabulary
+// (2 layers, GQA 4/2 heads, attention bias), in eval mode.
+inline model::TransformerLM tiny_byte_policy(int64_t hidden, int64_t intermediate, uint64_t seed, double std) {
+  model::ModelArgs a;
+  a.model_type = "qwen2";
+  a.vocab_size = ByteTokenizer().vocab_size();
+  a.hidden_size = hidden;
+  a.intermediate_size = intermediate;
+  a.num_hidden_layers = 2;
+  a.num_attention_heads = 4;
+  a.num_key_value_heads = 2;
+  a.attention_bias = true;
+  model::TransformerLM m(a);
+  m->init_weights(seed, std);
+  m->eval();
+  return m;
+}
 
 }  // namespace agentrl::testing
