@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <map>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -15,9 +16,12 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-// An env call running on a detached thread. If the caller stops waiting
-// (timeout), the thread is abandoned: it keeps this state alive until it
-// finishes, so a hanging env never blocks the rollout.
+// An env call running on its own thread. The caller waits with a deadline:
+// a call that finished in time is joined; one that overran is detached and
+// abandoned (it keeps this state alive until it finishes), so a hanging env
+// never blocks the rollout. Finished threads are joined, never detached:
+// glibc can crash in pthread_detach when the thread exits at that moment
+// (seen once in ~10^5 env calls of a quickstart run).
 struct Outcome {
   bool ok = false;
   std::string error;
@@ -28,10 +32,15 @@ struct DetachedCall {
   bool finished = false;
   Outcome outcome;
   double seconds = 0.0;  // how long fn ran
+  std::thread thread;    // touched by the caller only
+
+  ~DetachedCall() {
+    if (thread.joinable()) thread.detach();  // never waited for (an exception unwound the caller)
+  }
 
   static std::shared_ptr<DetachedCall> start(std::function<void()> fn) {
     auto call = std::make_shared<DetachedCall>();
-    std::thread([call, fn = std::move(fn)] {
+    call->thread = std::thread([call, fn = std::move(fn)] {
       const auto t0 = Clock::now();
       Outcome o;
       try {
@@ -47,13 +56,19 @@ struct DetachedCall {
       call->seconds = seconds_since(t0);
       call->finished = true;
       call->cv.notify_all();
-    }).detach();
+    });
     return call;
   }
-  // False when `deadline` passed first.
+  // False when `deadline` passed first (the thread is then abandoned).
   bool wait_until(Clock::time_point deadline) {
-    std::unique_lock<std::mutex> lock(mu);
-    return cv.wait_until(lock, deadline, [this] { return finished; });
+    bool done;
+    {
+      std::unique_lock<std::mutex> lock(mu);
+      done = cv.wait_until(lock, deadline, [this] { return finished; });
+    }
+    if (done) thread.join();
+    else thread.detach();
+    return done;
   }
 };
 
@@ -155,6 +170,24 @@ std::vector<Trajectory> RolloutPool::run_lockstep(const std::vector<EpisodeSpec>
   std::vector<double> env_used(n, 0.0);
   const double budget = ctx_->rollout.episode_timeout_s;
   const size_t width = static_cast<size_t>(std::max<int64_t>(1, ctx_->rollout.concurrency));
+  // At most `capacity` episodes are in flight (one cached sequence each);
+  // the next one in order starts as soon as one finishes.
+  const int64_t max_seqs = generator_.max_sequences();
+  const size_t capacity = max_seqs > 0 ? std::min(n, static_cast<size_t>(max_seqs)) : n;
+  size_t next = 0, in_flight = 0;
+  std::vector<bool> retired(n, false);
+  // Episodes still open per cache key: a key's cached state is released once
+  // its last episode ends, so finished episodes do not crowd out live ones.
+  std::map<std::string, int64_t> open_per_key;
+  for (const auto& e : episodes)
+    if (!e.cache_key.empty()) open_per_key[e.cache_key] += 1;
+  auto retire = [&](size_t i) {
+    if (retired[i]) return;
+    retired[i] = true;
+    --in_flight;
+    const auto& key = episodes[i].cache_key;
+    if (!key.empty() && --open_per_key[key] == 0) generator_.release(key);
+  };
 
   // Runs work(slot) for the listed episodes, `width` at a time, in parallel.
   auto env_phase = [&](const std::vector<size_t>& ids,
@@ -178,39 +211,57 @@ std::vector<Trajectory> RolloutPool::run_lockstep(const std::vector<EpisodeSpec>
         stats.timed_out += !done;
         slots[i] = std::make_shared<Slot>();  // abandon the old slot to its thread
         slots[i]->finished = true;
+        retire(i);
       }
     }
   };
 
-  std::vector<size_t> all(n);
-  for (size_t i = 0; i < n; ++i) all[i] = i;
-  env_phase(all, [&](size_t i) -> std::function<void()> {
-    auto slot = slots[i];
-    auto suite = suite_;
-    auto ctx = ctx_;
-    EpisodeSpec spec = episodes[i];
-    return [slot, suite, ctx, spec] {
-      slot->runner = std::make_shared<EpisodeRunner>(suite->make_env(), spec, ctx);
-      slot->pending = slot->runner->start();
-    };
-  });
+  // Starts the next episodes in order while there is room.
+  auto admit = [&] {
+    std::vector<size_t> ids;
+    while (next < n && in_flight < capacity) {
+      ids.push_back(next++);
+      ++in_flight;
+    }
+    env_phase(ids, [&](size_t i) -> std::function<void()> {
+      auto slot = slots[i];
+      auto suite = suite_;
+      auto ctx = ctx_;
+      EpisodeSpec spec = episodes[i];
+      return [slot, suite, ctx, spec] {
+        slot->runner = std::make_shared<EpisodeRunner>(suite->make_env(), spec, ctx);
+        slot->pending = slot->runner->start();
+      };
+    });
+  };
+  // Collects the trajectories of episodes that have no request pending.
+  auto collect_finished = [&] {
+    for (size_t i = 0; i < next; ++i) {
+      Slot& slot = *slots[i];
+      if (slot.finished || slot.pending) continue;
+      stats.env_seconds += slot.runner->env_seconds();
+      out[i] = slot.runner->take_trajectory();
+      slot.finished = true;
+      retire(i);
+    }
+  };
 
   while (true) {
+    collect_finished();
+    admit();
+    collect_finished();  // an episode may end at its start
     std::vector<size_t> active;
     std::vector<GenerationRequest> batch;
-    for (size_t i = 0; i < n; ++i) {
+    for (size_t i = 0; i < next; ++i) {
       Slot& slot = *slots[i];
       if (slot.finished) continue;
-      if (!slot.pending) {
-        stats.env_seconds += slot.runner->env_seconds();
-        out[i] = slot.runner->take_trajectory();
-        slot.finished = true;
-        continue;
-      }
       active.push_back(i);
       batch.push_back(*slot.pending);
     }
-    if (active.empty()) break;
+    if (active.empty()) {
+      if (next < n) continue;
+      break;
+    }
     auto g0 = Clock::now();
     auto results = generator_.generate_batch(std::move(batch));
     stats.generation_seconds += seconds_since(g0);

@@ -51,6 +51,8 @@ void TrainerConfig::visit(config::Visitor& v) {
           Range::at_least(16));
   v.field("max_nonfinite_steps", max_nonfinite_steps, "consecutive non-finite steps before the run stops",
           Range::at_least(1));
+  v.field("recompute_old_logprobs", recompute_old_logprobs,
+          "rescore rollout tokens for pi_old (false: use the engine's log-probs, which the same weights produced)");
   v.section("optim", optim, "optimizer of the RL updates");
 }
 

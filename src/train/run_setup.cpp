@@ -226,13 +226,15 @@ std::vector<rollout::Trajectory> collect_groups(rollout::Generator& generator,
   return kept;
 }
 
-void add_mismatch_metrics(const rollout::TrainBatch& b, std::map<std::string, double>& m) {
+void add_mismatch_metrics(const rollout::TrainBatch& b, bool recomputed, std::map<std::string, double>& m) {
   auto mask = b.loss_mask;
   const double n = mask.sum().item<double>();
   if (n == 0) return;
-  auto diff = (b.old_logprobs - b.behaviour_logprobs).abs() * mask;
-  m["rollout/logprob_mismatch_mean"] = diff.sum().item<double>() / n;
-  m["rollout/logprob_mismatch_max"] = diff.max().item<double>();
+  if (recomputed) {
+    auto diff = (b.old_logprobs - b.behaviour_logprobs).abs() * mask;
+    m["rollout/logprob_mismatch_mean"] = diff.sum().item<double>() / n;
+    m["rollout/logprob_mismatch_max"] = diff.max().item<double>();
+  }
   m["rollout/entropy_mean"] = (b.rollout_entropies * mask).sum().item<double>() / n;
 }
 

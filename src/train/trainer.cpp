@@ -303,15 +303,16 @@ TrainSummary Trainer::run() {
 
     // 2. pi_old and pi_ref on the exact rollout tokens.
     t0 = std::chrono::steady_clock::now();
-    auto train_batch = rollout::build_train_batch(batch);
-    train_batch.old_logprobs = score_batch(s.policy.model, train_batch, cfg.trainer.micro_batch_tokens,
-                                           cfg.model.logprob_chunk_tokens, false)
-                                   .logprobs;
+    auto train_batch = rollout::build_train_batch(batch);  // old_logprobs = the engine's
+    if (cfg.trainer.recompute_old_logprobs)
+      train_batch.old_logprobs = score_batch(s.policy.model, train_batch, cfg.trainer.micro_batch_tokens,
+                                             cfg.model.logprob_chunk_tokens, false)
+                                     .logprobs;
     if (s.ref)
       train_batch.ref_logprobs = score_batch(s.ref, train_batch, cfg.trainer.micro_batch_tokens,
                                              cfg.model.logprob_chunk_tokens, false)
                                      .logprobs;
-    add_mismatch_metrics(train_batch, m);
+    add_mismatch_metrics(train_batch, cfg.trainer.recompute_old_logprobs, m);
     const double old_s = seconds_since(t0);
 
     // 3. Advantages A(i, t) per turn (after the KL reward penalty, when KL is

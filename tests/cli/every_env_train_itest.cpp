@@ -38,15 +38,16 @@ struct Run {
   nlohmann::json last_metrics;
 };
 
-Run train_one_iteration(const std::string& config, const std::string& extra = "") {
+// `name` (default: the config's) names the run and its output directory.
+Run train_one_iteration(const std::string& config, const std::string& extra = "", std::string name = "") {
   Run r;
-  const auto out = fs::temp_directory_path() / ("agentrl_every_env_" + config + "_" + std::to_string(::getpid()));
+  if (name.empty()) name = config;
+  const auto out = fs::temp_directory_path() / ("agentrl_every_env_" + name + "_" + std::to_string(::getpid()));
   fs::remove_all(out);
   const std::string cfg = std::string(AGENTRL_SOURCE_DIR) + "/configs/" + config + ".yaml";
-  r.result = run_agentrl("train " + cfg + " runtime.output_dir=" + out.string() + kTiny + " " + extra);
-  // The run directory is <output_dir>/<runtime.name>; the shipped configs
-  // name their runs after the file.
-  r.run_dir = (out / config).string();
+  r.result = run_agentrl("train " + cfg + " runtime.output_dir=" + out.string() + " runtime.name=" + name + kTiny +
+                         " " + extra);
+  r.run_dir = (out / name).string();
   std::ifstream in(fs::path(r.run_dir) / "metrics.jsonl");
   std::string line;
   while (std::getline(in, line))
@@ -70,6 +71,24 @@ void expect_one_trained_iteration(const Run& r) {
 }
 
 TEST(EveryEnvTraining, AlfworldGrpoRunsOneIteration) { expect_one_trained_iteration(train_one_iteration("alfworld_grpo")); }
+
+TEST(EveryEnvTraining, EngineLogprobsAsPiOldGiveTheSameUpdateAsRescoring) {
+  // Same seed, deterministic rollout: the two runs see the same batch; pi_old
+  // either comes from the engine or is rescored by the trainer. The engine
+  // used the same weights, so the two agree to float error and so does the
+  // update.
+  const auto a = train_one_iteration("alfworld_grpo", "", "pi_old_rescored").last_metrics;
+  const auto b =
+      train_one_iteration("alfworld_grpo", "trainer.recompute_old_logprobs=false", "pi_old_engine").last_metrics;
+  ASSERT_EQ(a.value("step", -1), 1) << a.dump();
+  ASSERT_EQ(b.value("step", -1), 1) << b.dump();
+  EXPECT_LT(a.value("rollout/logprob_mismatch_max", 1.0), 1e-3) << a.dump();
+  EXPECT_FALSE(b.contains("rollout/logprob_mismatch_max")) << "no rescoring, no mismatch to report: " << b.dump();
+  EXPECT_EQ(a.value("rollout/generated_tokens", -1.0), b.value("rollout/generated_tokens", -2.0));
+  EXPECT_GE(b.value("actor/optimizer_steps", 0.0), 1.0) << b.dump();
+  EXPECT_NEAR(a.value("actor/pg_loss", NAN), b.value("actor/pg_loss", NAN), 1e-4);
+  EXPECT_NEAR(a.value("actor/grad_norm", NAN), b.value("actor/grad_norm", NAN), 1e-3 * a.value("actor/grad_norm", 1.0));
+}
 
 TEST(EveryEnvTraining, AlfworldGigpoRunsOneIteration) {
   expect_one_trained_iteration(train_one_iteration("alfworld_gigpo"));

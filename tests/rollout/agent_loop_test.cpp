@@ -2,6 +2,7 @@
 // trajectories, both context modes, failure isolation, determinism.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 
 #include "agentrl/rollout/agent_loop.h"
@@ -194,6 +195,54 @@ TEST(RolloutPool, SameSeedsGiveIdenticalTrajectories) {
   auto a = run(), b = run();
   EXPECT_EQ(a.first, b.first);
   EXPECT_EQ(a.second, b.second);
+}
+
+// A generator that can cache only `cap` sequences; records the lock-step
+// batches and the releases, in the order they happened.
+class CappedGenerator : public ScriptedGenerator {
+ public:
+  explicit CappedGenerator(int64_t cap) : cap_(cap) {}
+  int64_t max_sequences() const override { return cap_; }
+  std::vector<GenerationResult> generate_batch(std::vector<GenerationRequest> requests) override {
+    events.push_back("batch " + std::to_string(requests.size()));
+    batch_sizes.push_back(static_cast<int64_t>(requests.size()));
+    return Generator::generate_batch(std::move(requests));
+  }
+  void release(const std::string& key) override { events.push_back("release " + key); }
+  std::vector<int64_t> batch_sizes;
+  std::vector<std::string> events;
+
+ private:
+  int64_t cap_;
+};
+
+TEST(RolloutPool, LockStepKeepsAtMostTheGeneratorsCapacityInFlight) {
+  auto run = [](int64_t cap, CappedGenerator& gen) {
+    RolloutPool pool(gen, std::make_shared<CountingSuite>(), make_ctx("full"));
+    std::vector<std::vector<int32_t>> seqs;
+    for (const auto& t : pool.run(specs(5, 2))) {  // 10 episodes of 2-4 turns
+      EXPECT_TRUE(t.success) << t.episode_id << " cap " << cap;
+      seqs.push_back(sequence_tokens(t));
+    }
+    return seqs;
+  };
+  CappedGenerator unlimited(0), capped(3);
+  const auto all_at_once = run(0, unlimited);
+  const auto three_at_a_time = run(3, capped);
+  EXPECT_EQ(three_at_a_time, all_at_once) << "admission order must not change what an episode does";
+  EXPECT_EQ(*std::max_element(unlimited.batch_sizes.begin(), unlimited.batch_sizes.end()), 10);
+  EXPECT_EQ(*std::max_element(capped.batch_sizes.begin(), capped.batch_sizes.end()), 3);
+  // Finished episodes are replaced right away: every batch but the last few is full.
+  int64_t turns = 0;
+  for (int64_t b : capped.batch_sizes) turns += b;
+  EXPECT_EQ(turns, static_cast<int64_t>(capped.requests.size()));
+  EXPECT_LE(capped.batch_sizes.size(), static_cast<size_t>(turns / 3 + 4));
+  // A group's cached state is released when its last episode ends, while
+  // later episodes are still running (not only at the end of the rollout).
+  const auto first_release = std::find_if(capped.events.begin(), capped.events.end(),
+                                          [](const std::string& e) { return e.rfind("release", 0) == 0; });
+  ASSERT_NE(first_release, capped.events.end());
+  EXPECT_NE(std::find(first_release, capped.events.end(), "batch 3"), capped.events.end());
 }
 
 TEST(RolloutPool, GroupSamplesShareEnvSeedButNotSampleSeed) {

@@ -116,6 +116,7 @@ class GenerationEngine : public Generator {
   std::vector<GenerationResult> generate_batch(std::vector<GenerationRequest> requests);
 
   void release(const std::string& cache_key) override;
+  int64_t max_sequences() const override { return num_slots(); }
 
   // Exclusive lock over the model weights; hold it while updating them.
   std::unique_lock<std::shared_mutex> lock_weights();

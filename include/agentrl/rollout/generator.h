@@ -71,6 +71,11 @@ class Generator {
   }
   // Releases cached state for a cache_key (episode finished). Optional.
   virtual void release(const std::string& cache_key) { (void)cache_key; }
+  // How many sequences can keep their cached state at once (0 = no limit).
+  // A lock-step rollout keeps at most this many episodes in flight: with
+  // more, each turn would evict the others' caches and re-prefill every
+  // episode's whole history.
+  virtual int64_t max_sequences() const { return 0; }
 };
 
 }  // namespace agentrl::rollout

@@ -69,6 +69,9 @@ struct TrainerConfig {
   int64_t keep_checkpoints = 3;
   int64_t micro_batch_tokens = 8192;  // padded tokens per forward/backward
   int64_t max_nonfinite_steps = 3;    // consecutive skipped steps before the run stops
+  // false: pi_old is the engine's log-probs of the rollout (same weights, no
+  // second forward pass); true: the trainer rescores the rollout tokens.
+  bool recompute_old_logprobs = true;
   OptimConfig optim;
   void visit(config::Visitor& v);
 };

@@ -74,8 +74,9 @@ std::vector<rollout::Trajectory> collect_groups(rollout::Generator& generator,
                                                 std::map<std::string, double>& metrics, const RunPaths& paths,
                                                 Collective& collective);
 
-// Behaviour (engine) vs recomputed pi_old log-prob mismatch on loss tokens.
-void add_mismatch_metrics(const rollout::TrainBatch& batch, std::map<std::string, double>& metrics);
+// Behaviour (engine) vs recomputed pi_old log-prob mismatch on loss tokens
+// (only when pi_old was recomputed), and the rollout's mean token entropy.
+void add_mismatch_metrics(const rollout::TrainBatch& batch, bool recomputed, std::map<std::string, double>& metrics);
 
 // A deep copy of a model (frozen reference policy).
 model::TransformerLM clone_model(model::TransformerLM& model);
