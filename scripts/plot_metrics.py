@@ -6,6 +6,7 @@ Several files are drawn into the same panels (e.g. several seeds).
 """
 import argparse
 import json
+import pathlib
 import sys
 
 import matplotlib
@@ -15,7 +16,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 PANELS = [
     ("reward", ["rollout/reward_mean"]),
-    ("success rate", ["rollout/success_rate", "eval/success_rate"]),
+    ("success rate", ["rollout/success_rate", "eval/success_rate", "eval_sampled/success_rate"]),
     ("entropy", ["actor/entropy", "rollout/entropy_mean"]),
 ]
 
@@ -34,28 +35,40 @@ def read(path):
     return rows
 
 
+def run_label(path):
+    """runs/NAME/metrics.jsonl -> NAME; other files -> their name without .jsonl."""
+    p = pathlib.Path(path)
+    return p.parent.name if p.name == "metrics.jsonl" and p.parent.name else p.name.removesuffix(".jsonl")
+
+
+# One colour per file, one line style per metric of a panel.
+STYLES = [dict(linestyle="-", linewidth=1.0, alpha=0.6), dict(linestyle="-", marker="o", linewidth=1.8),
+          dict(linestyle=":", marker="s", linewidth=1.8)]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("files", nargs="+")
     ap.add_argument("--out", default="metrics.png")
     args = ap.parse_args()
-    fig, axes = plt.subplots(1, len(PANELS), figsize=(5 * len(PANELS), 3.6))
-    for path in args.files:
+    fig, axes = plt.subplots(1, len(PANELS), figsize=(5.5 * len(PANELS), 4.0))
+    for i, path in enumerate(args.files):
         rows = read(path)
-        label = path if len(args.files) > 1 else ""
+        label = run_label(path) if len(args.files) > 1 else ""
+        colour = f"C{i % 10}"
         for ax, (title, keys) in zip(axes, PANELS):
-            for key in keys:
+            for j, key in enumerate(keys):
                 pts = [(r["step"], r[key]) for r in rows if key in r]
                 if pts:
                     xs, ys = zip(*pts)
-                    ax.plot(xs, ys, marker="o" if key.startswith("eval/") else None, markersize=3,
-                            label=f"{key} {label}".strip())
+                    ax.plot(xs, ys, color=colour, markersize=3.5, label=f"{key} {label}".strip(),
+                            **STYLES[j % len(STYLES)])
             ax.set_title(title)
             ax.set_xlabel("iteration")
             ax.grid(alpha=0.3)
     for ax in axes:
         if ax.lines:
-            ax.legend(fontsize=7)
+            ax.legend(fontsize=6.5)
     fig.tight_layout()
     fig.savefig(args.out, dpi=110)
     print(f"wrote {args.out}")

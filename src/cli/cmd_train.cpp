@@ -1,4 +1,5 @@
 // `agentrl train | sft | eval | export | config show | rollouts show | env demos`.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -85,6 +86,7 @@ CommandRegistrar eval_cmd(12, [](CLI::App& root) {
   auto episodes = std::make_shared<int64_t>(0);
   auto out = std::make_shared<std::string>();
   auto policy_name = std::make_shared<std::string>("model");
+  auto sampled = std::make_shared<int64_t>(0);
   add_config_args(cmd, *a);
   cmd->add_option("--model", *model_dir, "HF model directory or checkpoint (…/step_N)");
   cmd->add_option("--split", *split, "split to evaluate (default: the env's eval split)");
@@ -92,6 +94,10 @@ CommandRegistrar eval_cmd(12, [](CLI::App& root) {
   cmd->add_option("--out", *out, "output directory (default: <run dir>/eval_<split>)");
   cmd->add_option("--policy", *policy_name, "model | expert (the env's scripted expert)")
       ->check(CLI::IsMember({"model", "expert"}));
+  cmd->add_option("--sampled", *sampled,
+                  "evaluate the sampling policy RL trains (rollout.temperature, top_p, top_k) with N episodes "
+                  "per task instead of the greedy one (rollout.eval_temperature)")
+      ->check(CLI::PositiveNumber);
   cmd->callback([=] {
     auto cfg = load(*a);
     init_logging({});
@@ -107,12 +113,14 @@ CommandRegistrar eval_cmd(12, [](CLI::App& root) {
     if (dir.empty()) dir = cfg.model.path;
     if (dir.empty()) throw UsageError("eval needs --model DIR (or model.path in the config)");
     auto policy = train::load_policy_dir(cfg, dir);
-    auto ctx = train::make_agent_context(cfg, policy, true);
+    if (*sampled > 0 && *policy_name == "expert") throw UsageError("--sampled applies to --policy model only");
+    auto ctx = train::make_agent_context(cfg, policy, /*eval=*/*sampled == 0);
     if (*policy_name == "expert") {
       report = train::evaluate_scripted(rollout::expert_policy(cfg.prompt), *suite, ctx, sp, *episodes);
     } else {
       rollout::GenerationEngine engine(policy.model, policy.tokenizer, cfg.engine, policy.chat->stop_token_ids());
-      report = train::evaluate(engine, suite, ctx, sp, *episodes, static_cast<uint64_t>(cfg.runtime.seed));
+      report = train::evaluate(engine, suite, ctx, sp, *episodes, static_cast<uint64_t>(cfg.runtime.seed),
+                               std::max<int64_t>(1, *sampled));
     }
     std::string od = !out->empty() ? *out : (fs::path(cfg.runtime.output_dir) / cfg.runtime.name / ("eval_" + sp)).string();
     ensure_dir(od);

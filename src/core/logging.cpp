@@ -37,8 +37,10 @@ std::shared_ptr<spdlog::logger> make_logger(const LogOptions& o) {
   auto logger = std::make_shared<spdlog::logger>("agentrl", sinks.begin(), sinks.end());
   logger->set_pattern(log_pattern(o.rank, o.world_size));
   logger->set_level(parse_log_level(o.level));
-  // Warnings and errors reach the file at once (a crash must not lose them).
-  logger->flush_on(spdlog::level::warn);
+  // Info and above reach the file at once: `tail -f log.txt` follows a run and
+  // a crash loses no warning (info lines come a few per second at most;
+  // debug and trace stay buffered).
+  logger->flush_on(spdlog::level::info);
   return logger;
 }
 

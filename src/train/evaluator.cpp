@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "agentrl/core/error.h"
 #include "agentrl/core/rng.h"
 #include "agentrl/rollout/rollout_pool.h"
 
@@ -73,14 +74,16 @@ EvalReport summarize(const std::string& split, std::vector<rollout::Trajectory> 
 
 EvalReport evaluate(rollout::Generator& generator, std::shared_ptr<const envs::EnvSuite> suite,
                     std::shared_ptr<const rollout::AgentContext> ctx, const std::string& split, int64_t episodes,
-                    uint64_t seed) {
+                    uint64_t seed, int64_t samples_per_task) {
+  if (samples_per_task < 1) throw Error("evaluate: samples_per_task must be >= 1");
   const size_t n = suite->tasks().size(split);
   const size_t count = episodes > 0 ? std::min(n, static_cast<size_t>(episodes)) : n;
   std::vector<envs::Task> tasks;
   for (size_t i = 0; i < count; ++i) tasks.push_back(suite->tasks().get(split, i));
-  auto specs = rollout::make_group_episodes(tasks, 1, mix_seed(seed, 0xE7A1), 0);
+  auto specs = rollout::make_group_episodes(tasks, samples_per_task, mix_seed(seed, 0xE7A1), 0);
   for (auto& s : specs) {
     s.episode_id = "eval-" + std::to_string(s.group_id);
+    if (samples_per_task > 1) s.episode_id += "-" + std::to_string(s.sample_index);
     s.cache_key = "eval-" + std::to_string(s.group_id);
   }
   rollout::RolloutPool pool(generator, std::move(suite), std::move(ctx));

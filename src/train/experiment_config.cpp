@@ -45,6 +45,9 @@ void TrainerConfig::visit(config::Visitor& v) {
   v.field("iterations", iterations, "RL iterations", Range::at_least(0));
   v.field("eval_every", eval_every, "evaluate every N iterations (0 = only at the end)", Range::at_least(0));
   v.field("eval_episodes", eval_episodes, "episodes per evaluation (0 = whole eval split)", Range::at_least(0));
+  v.field("eval_sampled_per_task", eval_sampled_per_task,
+          "also evaluate the sampling policy: episodes per eval task at rollout.temperature (0 = off)",
+          Range::at_least(0));
   v.field("save_every", save_every, "checkpoint every N iterations (0 = only at the end)", Range::at_least(0));
   v.field("keep_checkpoints", keep_checkpoints, "checkpoints kept (older ones are deleted)", Range::at_least(1));
   v.field("micro_batch_tokens", micro_batch_tokens, "padded tokens per forward/backward micro-batch",
@@ -73,7 +76,7 @@ void DistConfig::visit(config::Visitor& v) {
 
 const std::vector<std::string>& resume_allowed_changes() {
   static const std::vector<std::string> keys = {
-      "trainer.iterations", "trainer.eval_every", "trainer.eval_episodes", "trainer.save_every",
+      "trainer.iterations", "trainer.eval_every", "trainer.eval_episodes", "trainer.eval_sampled_per_task", "trainer.save_every",
       "trainer.keep_checkpoints", "runtime.num_threads", "runtime.log_level", "rollout.dump_trajectories",
       "rollout.concurrency", "rollout.episode_timeout_s"};
   return keys;

@@ -50,8 +50,8 @@ RunPaths prepare_run(const ExperimentConfig& cfg, int rank, int world_size) {
 std::unique_ptr<MetricsLogger> make_run_metrics(const ExperimentConfig&, const RunPaths& paths, int64_t resume_step) {
   auto m = std::make_unique<MetricsLogger>();
   m->add_sink(std::make_unique<ConsoleSink>(std::vector<std::string>{
-      "rollout/success_rate", "rollout/reward_mean", "eval/success_rate", "actor/pg_loss", "actor/entropy",
-      "actor/grad_norm", "time/iteration_s"}));
+      "rollout/success_rate", "rollout/reward_mean", "eval/success_rate", "eval_sampled/success_rate",
+      "actor/pg_loss", "actor/entropy", "actor/grad_norm", "time/iteration_s"}));
   m->add_sink(std::make_unique<JsonlSink>(paths.metrics, resume_step));
   m->add_sink(std::make_unique<TensorBoardSink>(paths.tb));
   return m;

@@ -230,6 +230,28 @@ TrainSummary Trainer::run() {
   TrainSummary summary;
   summary.run_dir = s.paths.run_dir;
 
+  // Greedy (eval sampling settings) evaluation, and with trainer.eval_sampled_per_task > 0
+  // also the sampling policy that RL trains. Scalars go into `scalars`; a non-empty
+  // `file` writes the reports to run_dir/FILE.json and run_dir/FILE_sampled.json.
+  auto run_evaluation = [&](const std::string& file, std::map<std::string, double>& scalars) {
+    const auto seed = static_cast<uint64_t>(cfg.runtime.seed);
+    auto eval = evaluate(*s.engine, s.suite, s.eval_ctx, eval_split, cfg.trainer.eval_episodes, seed);
+    auto es = eval.scalars();
+    scalars.insert(es.begin(), es.end());
+    if (!file.empty())
+      write_file_atomic((fs::path(s.paths.run_dir) / (file + ".json")).string(), eval.to_json().dump(2));
+    if (cfg.trainer.eval_sampled_per_task > 0) {
+      auto sampled = evaluate(*s.engine, s.suite, s.train_ctx, eval_split, cfg.trainer.eval_episodes, seed,
+                              cfg.trainer.eval_sampled_per_task);
+      auto ss = sampled.scalars("eval_sampled/");
+      scalars.insert(ss.begin(), ss.end());
+      if (!file.empty())
+        write_file_atomic((fs::path(s.paths.run_dir) / (file + "_sampled.json")).string(),
+                          sampled.to_json().dump(2));
+    }
+    return eval;
+  };
+
   // ---- SFT warm start ------------------------------------------------------
   if (cfg.sft.enabled && !s.sft_done) {
     std::vector<SftSequence> data;
@@ -257,15 +279,15 @@ TrainSummary Trainer::run() {
     if (s.pg) dist::broadcast_parameters(*s.pg, *s.policy.model, 0);
     s.optimizer = make_adamw(*s.policy.model, cfg.trainer.optim, shard_over);  // RL starts with fresh moments
     if (s.root) {
-      auto eval = evaluate(*s.engine, s.suite, s.eval_ctx, eval_split, cfg.trainer.eval_episodes,
-                           static_cast<uint64_t>(cfg.runtime.seed));
-      auto scalars = eval.scalars();
+      std::map<std::string, double> scalars;
+      auto eval = run_evaluation("eval_sft", scalars);
       scalars["sft/first_epoch_loss"] = rep.first_epoch_loss;
       scalars["sft/last_epoch_loss"] = rep.last_epoch_loss;
       scalars["sft/steps"] = static_cast<double>(rep.steps);
       s.metrics->log(0, scalars);
-      write_file_atomic((fs::path(s.paths.run_dir) / "eval_sft.json").string(), eval.to_json().dump(2));
-      log().info("after SFT: {} success {:.3f} (loss {:.3f} -> {:.3f})", eval_split, eval.success_rate,
+      const auto sampled = scalars.find("eval_sampled/success_rate");
+      log().info("after SFT: {} success {:.3f}{} (loss {:.3f} -> {:.3f})", eval_split, eval.success_rate,
+                 sampled == scalars.end() ? std::string() : fmt::format(", sampled {:.3f}", sampled->second),
                  rep.first_epoch_loss, rep.last_epoch_loss);
     }
     barrier();
@@ -364,14 +386,8 @@ TrainSummary Trainer::run() {
     }
     if (last || (cfg.trainer.eval_every > 0 && s.iteration % cfg.trainer.eval_every == 0)) {
       if (s.root) {
-        auto eval = evaluate(*s.engine, s.suite, s.eval_ctx, eval_split, cfg.trainer.eval_episodes,
-                             static_cast<uint64_t>(cfg.runtime.seed));
-        auto es = eval.scalars();
-        m.insert(es.begin(), es.end());
-        if (last) {
-          summary.final_eval_success = eval.success_rate;
-          write_file_atomic((fs::path(s.paths.run_dir) / "eval.json").string(), eval.to_json().dump(2));
-        }
+        auto eval = run_evaluation(last ? "eval" : "", m);
+        if (last) summary.final_eval_success = eval.success_rate;
       }
       barrier();
     }

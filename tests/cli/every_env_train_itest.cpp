@@ -90,6 +90,32 @@ TEST(EveryEnvTraining, EngineLogprobsAsPiOldGiveTheSameUpdateAsRescoring) {
   EXPECT_NEAR(a.value("actor/grad_norm", NAN), b.value("actor/grad_norm", NAN), 1e-3 * a.value("actor/grad_norm", 1.0));
 }
 
+TEST(EveryEnvTraining, SampledEvaluationAddsGroupsOfTheSamplingPolicyAndLeavesGreedyAlone) {
+  // trainer.eval_sampled_per_task=3: the final evaluation also runs 3 sampled
+  // episodes per held-out task (eval_sampled/*, eval_sampled.json); the greedy
+  // evaluation is the same as without it.
+  const std::string tasks = "trainer.eval_episodes=2";
+  const auto plain = train_one_iteration("alfworld_grpo", tasks, "eval_greedy_only");
+  const auto both = train_one_iteration("alfworld_grpo", tasks + " trainer.eval_sampled_per_task=3", "eval_sampled");
+  ASSERT_EQ(plain.result.exit_code, 0) << plain.result.output;
+  ASSERT_EQ(both.result.exit_code, 0) << both.result.output;
+  const auto& a = plain.last_metrics;
+  const auto& b = both.last_metrics;
+  EXPECT_EQ(a.value("eval/episodes", -1.0), 2.0) << a.dump();
+  EXPECT_FALSE(a.contains("eval_sampled/episodes")) << a.dump();
+  EXPECT_FALSE(fs::exists(fs::path(plain.run_dir) / "eval_sampled.json"));
+  EXPECT_EQ(b.value("eval/episodes", -1.0), 2.0) << b.dump();
+  EXPECT_EQ(b.value("eval_sampled/episodes", -1.0), 6.0) << b.dump();
+  EXPECT_EQ(b.value("eval_sampled/failed", -1.0), 0.0) << b.dump();
+  for (const char* key : {"eval/success_rate", "eval/turns", "eval/invalid_action_ratio", "eval/reward"})
+    EXPECT_EQ(a.value(key, -1.0), b.value(key, -2.0)) << key;
+  std::ifstream in(fs::path(both.run_dir) / "eval_sampled.json");
+  ASSERT_TRUE(in.good()) << both.run_dir;
+  const auto report = nlohmann::json::parse(in);
+  EXPECT_EQ(report.value("episodes", -1), 6);
+  EXPECT_EQ(report.value("success_rate", -1.0), b.value("eval_sampled/success_rate", -2.0));
+}
+
 TEST(EveryEnvTraining, AlfworldGigpoRunsOneIteration) {
   expect_one_trained_iteration(train_one_iteration("alfworld_gigpo"));
 }

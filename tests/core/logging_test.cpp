@@ -51,6 +51,17 @@ TEST(Logging, LogFileIsAppendedNotTruncated) {
   init_logging({});
 }
 
+TEST(Logging, InfoLinesReachTheFileWithoutAnExplicitFlush) {
+  // `tail -f runs/NAME/log.txt` follows a run; debug lines stay buffered.
+  testing::ScratchDir dir;
+  const std::string path = dir.file("log.txt");
+  init_logging({"debug", 0, 1, path, false});
+  log().debug("buffered line");
+  log().info("step 1 | done");
+  EXPECT_THAT(read_file(path), HasSubstr("step 1 | done"));
+  init_logging({});
+}
+
 TEST(Logging, UnknownLevelIsConfigError) {
   try {
     parse_log_level("verbose");

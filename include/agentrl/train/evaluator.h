@@ -39,10 +39,12 @@ struct EvalReport {
 };
 
 // Evaluates the first `episodes` tasks of `split` (0 = all) in natural order,
-// one episode per task, seeds derived from `seed`.
+// `samples_per_task` episodes per task (more than one only makes sense when
+// ctx samples), seeds derived from `seed`: the same seed gives the same
+// episodes, so evaluations of successive checkpoints use the same draws.
 EvalReport evaluate(rollout::Generator& generator, std::shared_ptr<const envs::EnvSuite> suite,
                     std::shared_ptr<const rollout::AgentContext> ctx, const std::string& split, int64_t episodes,
-                    uint64_t seed);
+                    uint64_t seed, int64_t samples_per_task = 1);
 
 // Summarises already-finished trajectories (also used for scripted policies).
 EvalReport summarize(const std::string& split, std::vector<rollout::Trajectory> trajectories);

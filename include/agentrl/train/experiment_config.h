@@ -65,6 +65,9 @@ struct TrainerConfig {
   int64_t iterations = 100;
   int64_t eval_every = 10;     // 0 = only at the end
   int64_t eval_episodes = 64;  // held-out episodes per evaluation (0 = whole split)
+  // > 0: each evaluation also runs this many episodes per held-out task with
+  // the training sampling settings (metrics eval_sampled/*).
+  int64_t eval_sampled_per_task = 0;
   int64_t save_every = 10;     // 0 = only at the end
   int64_t keep_checkpoints = 3;
   int64_t micro_batch_tokens = 8192;  // padded tokens per forward/backward
