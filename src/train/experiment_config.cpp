@@ -76,9 +76,9 @@ void DistConfig::visit(config::Visitor& v) {
 
 const std::vector<std::string>& resume_allowed_changes() {
   static const std::vector<std::string> keys = {
-      "trainer.iterations", "trainer.eval_every", "trainer.eval_episodes", "trainer.eval_sampled_per_task", "trainer.save_every",
-      "trainer.keep_checkpoints", "runtime.num_threads", "runtime.log_level", "rollout.dump_trajectories",
-      "rollout.concurrency", "rollout.episode_timeout_s"};
+      "trainer.iterations", "trainer.eval_every", "trainer.eval_episodes", "trainer.eval_sampled_per_task",
+      "trainer.save_every", "trainer.keep_checkpoints", "runtime.num_threads", "runtime.log_level",
+      "rollout.dump_trajectories", "rollout.concurrency", "rollout.episode_timeout_s"};
   return keys;
 }
 
