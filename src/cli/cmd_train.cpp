@@ -99,6 +99,7 @@ CommandRegistrar eval_cmd(12, [](CLI::App& root) {
                   "per task instead of the greedy one (rollout.eval_temperature)")
       ->check(CLI::PositiveNumber);
   cmd->callback([=] {
+    if (*sampled > 0 && *policy_name == "expert") throw UsageError("--sampled applies to --policy model only");
     auto cfg = load(*a);
     init_logging({});
     auto suite = envs::make_env_suite(cfg.env.name, cfg.envs);
@@ -113,7 +114,6 @@ CommandRegistrar eval_cmd(12, [](CLI::App& root) {
     if (dir.empty()) dir = cfg.model.path;
     if (dir.empty()) throw UsageError("eval needs --model DIR (or model.path in the config)");
     auto policy = train::load_policy_dir(cfg, dir);
-    if (*sampled > 0 && *policy_name == "expert") throw UsageError("--sampled applies to --policy model only");
     auto ctx = train::make_agent_context(cfg, policy, /*eval=*/*sampled == 0);
     if (*policy_name == "expert") {
       report = train::evaluate_scripted(rollout::expert_policy(cfg.prompt), *suite, ctx, sp, *episodes);

@@ -70,6 +70,16 @@ TEST(Cli, OutOfRangeValueExitsTwo) {
   EXPECT_NE(r.output.find("rollout.group_size"), std::string::npos) << r.output;
 }
 
+TEST(Cli, EvalSampledNeedsAModelPolicyAndAPositiveCount) {
+  const std::string cfg = std::string(AGENTRL_SOURCE_DIR) + "/configs/quickstart.yaml";
+  auto expert = run_agentrl("eval " + cfg + " --policy expert --sampled 2");
+  EXPECT_EQ(expert.exit_code, 2) << expert.output;
+  EXPECT_NE(expert.output.find("--sampled applies to --policy model only"), std::string::npos) << expert.output;
+  auto zero = run_agentrl("eval " + cfg + " --sampled 0");
+  EXPECT_EQ(zero.exit_code, 2) << zero.output;
+  EXPECT_NE(zero.output.find("--sampled"), std::string::npos) << zero.output;
+}
+
 TEST(Cli, ConfigDocListsEveryKeyWithItsDoc) {
   auto r = run_agentrl("config show --doc");
   EXPECT_EQ(r.exit_code, 0) << r.output;
