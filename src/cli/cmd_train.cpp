@@ -97,7 +97,7 @@ CommandRegistrar eval_cmd(12, [](CLI::App& root) {
   cmd->add_option("--sampled", *sampled,
                   "evaluate the sampling policy RL trains (rollout.temperature, top_p, top_k) with N episodes "
                   "per task instead of the greedy one (rollout.eval_temperature)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(int64_t{1}, int64_t{1000000}));
   cmd->callback([=] {
     if (*sampled > 0 && *policy_name == "expert") throw UsageError("--sampled applies to --policy model only");
     auto cfg = load(*a);

@@ -77,7 +77,7 @@ TEST(Cli, EvalSampledNeedsAModelPolicyAndAPositiveCount) {
   EXPECT_NE(expert.output.find("--sampled applies to --policy model only"), std::string::npos) << expert.output;
   auto zero = run_agentrl("eval " + cfg + " --sampled 0");
   EXPECT_EQ(zero.exit_code, 2) << zero.output;
-  EXPECT_NE(zero.output.find("--sampled"), std::string::npos) << zero.output;
+  EXPECT_NE(zero.output.find("--sampled: Value 0 not in range 1 to 1000000"), std::string::npos) << zero.output;
 }
 
 TEST(Cli, ConfigDocListsEveryKeyWithItsDoc) {
