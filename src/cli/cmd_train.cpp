@@ -208,12 +208,16 @@ CommandRegistrar demos_cmd(40, [](CLI::App& root) {
   auto out = std::make_shared<std::string>();
   auto split = std::make_shared<std::string>();
   auto seed = std::make_shared<uint64_t>(0);
+  auto mistake_rate = std::make_shared<double>(-1.0);
   cmd->add_option("name", *env, "env name")->required();
   cmd->add_option("--config", a->file, "config (prompt templates, env section, tokenizer); default: built-in defaults");
   cmd->add_option("--set", a->overrides, "key=value overrides");
   cmd->add_option("--episodes", *episodes, "expert episodes");
   cmd->add_option("--split", *split, "split (default: train)");
   cmd->add_option("--seed", *seed, "task order seed");
+  cmd->add_option("--mistake-rate", *mistake_rate,
+                  "per step, probability of a mistaken command before the expert's (written with \"weight\": 0); "
+                  "default: the config's sft.demo_mistake_rate");
   cmd->add_option("--out", *out, "output JSONL")->required();
   cmd->callback([=] {
     train::ExperimentConfig cfg;
@@ -231,7 +235,10 @@ CommandRegistrar demos_cmd(40, [](CLI::App& root) {
     p.tokenizer = text::load_tokenizer(tok_dir);
     p.chat = text::ChatTemplate::create(cfg.tokenizer.chat_template, p.tokenizer, tok_dir);
     auto ctx = train::make_agent_context(cfg, p, false);
-    auto trajs = rollout::expert_trajectories(*suite, sp, *episodes, *seed, ctx);
+    const double rate = *mistake_rate < 0.0 ? cfg.sft.demo_mistake_rate : *mistake_rate;
+    if (!(rate >= 0.0 && rate < 1.0))
+      throw UsageError("--mistake-rate must be in [0, 1), got " + fmt::format("{}", rate));
+    auto trajs = rollout::expert_trajectories(*suite, sp, *episodes, *seed, ctx, rate);
     std::string data;
     int64_t n = 0;
     for (const auto& t : trajs)

@@ -219,13 +219,16 @@ Trajectory run_scripted_episode(EpisodeRunner& runner,
   return runner.take_trajectory();
 }
 
+std::string expert_response_text(const PromptConfig& prompt, const std::string& action) {
+  std::string s = replace_all(prompt.expert_response, "{thought}", "The next step of the plan is: " + action + ".");
+  return replace_all(s, "{action}", action);
+}
+
 std::function<std::optional<std::string>(envs::Env&)> expert_policy(const PromptConfig& prompt) {
-  std::string tmpl = prompt.expert_response;
-  return [tmpl](envs::Env& env) -> std::optional<std::string> {
+  return [prompt](envs::Env& env) -> std::optional<std::string> {
     auto action = env.expert_action();
     if (!action) return std::nullopt;
-    std::string s = replace_all(tmpl, "{thought}", "The next step of the plan is: " + *action + ".");
-    return replace_all(s, "{action}", *action);
+    return expert_response_text(prompt, *action);
   };
 }
 

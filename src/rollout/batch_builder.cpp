@@ -26,7 +26,7 @@ void append_turn(Row& row, const Turn& turn, int64_t turn_idx, bool trainable) {
   }
   for (size_t k = 0; k < turn.generated_tokens.size(); ++k) {
     row.ids.push_back(turn.generated_tokens[k]);
-    row.loss.push_back(trainable ? 1.f : 0.f);
+    row.loss.push_back(trainable && !turn.demo_mistake ? 1.f : 0.f);
     row.logprob.push_back(k < turn.logprobs.size() ? turn.logprobs[k] : 0.f);
     row.entropy.push_back(k < turn.entropies.size() ? turn.entropies[k] : 0.f);
     row.turn.push_back(turn_idx);

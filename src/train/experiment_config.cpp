@@ -63,6 +63,11 @@ void SftConfig::visit(config::Visitor& v) {
   v.field("enabled", enabled, "run supervised fine-tuning before RL");
   v.field("data", data, "JSONL chat conversations (\"\" = expert demonstrations of the env)");
   v.field("demo_episodes", demo_episodes, "expert episodes to train on when data is \"\"", Range::at_least(1));
+  v.field("demo_mistake_rate", demo_mistake_rate,
+          "per expert step, probability that the demonstration first sends a mistaken command (one number of the "
+          "expert's command changed, e.g. a wrong object instance) and then recovers; mistakes stay in the context "
+          "but are not trained on",
+          Range{0.0, 1.0, false, true});
   v.field("epochs", epochs, "passes over the SFT data", Range::at_least(1));
   v.field("batch_tokens", batch_tokens, "padded tokens per optimizer step", Range::at_least(16));
   v.field("max_seq_tokens", max_seq_tokens, "longer conversations are truncated", Range::at_least(16));

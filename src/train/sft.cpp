@@ -34,6 +34,7 @@ std::vector<SftSequence> sft_sequences_from_jsonl(const std::string& path, const
     if (!j.is_object() || !j.contains("messages") || !j["messages"].is_array())
       throw FormatError(where + "expected an object with a \"messages\" array");
     std::vector<text::ChatMessage> msgs;
+    std::vector<bool> trained;  // per assistant message ("weight": 0 = context only)
     for (const auto& m : j["messages"]) {
       if (!m.is_object() || !m.contains("role") || !m.contains("content") || !m["role"].is_string() ||
           !m["content"].is_string())
@@ -41,14 +42,28 @@ std::vector<SftSequence> sft_sequences_from_jsonl(const std::string& path, const
       const std::string role = m["role"];
       if (role != "system" && role != "user" && role != "assistant" && role != "tool")
         throw FormatError(where + "unknown role '" + role + "' (expected system, user, assistant or tool)");
+      if (m.contains("weight")) {
+        const auto& w = m["weight"];
+        if (role != "assistant")
+          throw FormatError(where + "\"weight\" is only for assistant messages (a " + role + " message has one)");
+        if (!w.is_number() || (w.get<double>() != 0.0 && w.get<double>() != 1.0))
+          throw FormatError(where + "assistant \"weight\" must be 0 or 1, got " + w.dump());
+      }
+      if (role == "assistant") trained.push_back(m.value("weight", 1.0) != 0.0);
       msgs.push_back({role, m["content"]});
     }
     auto r = chat.render(msgs, false);
     SftSequence s;
     s.ids = r.ids;
     s.loss_mask.assign(s.ids.size(), 0.f);
-    for (const auto& span : r.assistant_spans)
+    if (r.assistant_spans.size() != trained.size())
+      throw Error(where + "the chat template reported " + std::to_string(r.assistant_spans.size()) +
+                  " assistant spans for " + std::to_string(trained.size()) + " assistant messages");
+    for (size_t a = 0; a < r.assistant_spans.size(); ++a) {
+      if (!trained[a]) continue;
+      const auto& span = r.assistant_spans[a];
       for (size_t k = span.begin; k < span.end && k < s.ids.size(); ++k) s.loss_mask[k] = 1.f;
+    }
     if (static_cast<int64_t>(s.ids.size()) > max_tokens) {
       s.ids.resize(static_cast<size_t>(max_tokens));
       s.loss_mask.resize(static_cast<size_t>(max_tokens));

@@ -257,9 +257,14 @@ TrainSummary Trainer::run() {
     std::vector<SftSequence> data;
     if (cfg.sft.data.empty()) {
       auto demos = rollout::expert_trajectories(*s.suite, train_split, cfg.sft.demo_episodes,
-                                                mix_seed(static_cast<uint64_t>(cfg.runtime.seed), 0xDE70), s.train_ctx);
+                                                mix_seed(static_cast<uint64_t>(cfg.runtime.seed), 0xDE70), s.train_ctx,
+                                                cfg.sft.demo_mistake_rate);
       data = sft_sequences_from_trajectories(demos, cfg.sft.max_seq_tokens);
-      log().info("SFT on {} expert demonstrations ({} sequences)", demos.size(), data.size());
+      int64_t mistakes = 0;
+      for (const auto& d : demos)
+        for (const auto& turn : d.turns) mistakes += turn.demo_mistake;
+      log().info("SFT on {} expert demonstrations ({} sequences, {} mistake turns)", demos.size(), data.size(),
+                 mistakes);
     } else {
       data = sft_sequences_from_jsonl(cfg.sft.data, *s.policy.chat, cfg.sft.max_seq_tokens);
     }

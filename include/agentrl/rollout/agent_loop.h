@@ -98,5 +98,7 @@ Trajectory run_scripted_episode(EpisodeRunner& runner,
 
 // The env's expert phrased with PromptConfig::expert_response.
 std::function<std::optional<std::string>(envs::Env&)> expert_policy(const PromptConfig& prompt);
+// One command phrased with PromptConfig::expert_response ({action}, {thought}).
+std::string expert_response_text(const PromptConfig& prompt, const std::string& action);
 
 }  // namespace agentrl::rollout

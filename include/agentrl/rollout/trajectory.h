@@ -38,6 +38,9 @@ struct Turn {
   bool invalid_action = false;
   bool void_turn = false;
   bool truncated = false;                 // generation hit max_new_tokens / context limit
+  // A deliberate mistake in an expert demonstration (sft.demo_mistake_rate):
+  // part of the context that follows, but never trained on.
+  bool demo_mistake = false;
   std::string finish_reason;
 };
 

@@ -83,6 +83,7 @@ struct SftConfig {
   bool enabled = false;
   std::string data = "";        // JSONL chat conversations; "" = expert demos of the env
   int64_t demo_episodes = 200;  // expert episodes when data is ""
+  double demo_mistake_rate = 0.0;  // per step: a mistaken command first, then the expert's (not trained on)
   int64_t epochs = 3;
   int64_t batch_tokens = 8192;  // padded tokens per optimizer step
   int64_t max_seq_tokens = 2048;
