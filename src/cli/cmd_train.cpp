@@ -220,6 +220,9 @@ CommandRegistrar demos_cmd(40, [](CLI::App& root) {
                   "default: the config's sft.demo_mistake_rate");
   cmd->add_option("--out", *out, "output JSONL")->required();
   cmd->callback([=] {
+    // Checked before anything loads (the config's own value is range-checked by the config).
+    if (*mistake_rate != -1.0 && !(*mistake_rate >= 0.0 && *mistake_rate < 1.0))
+      throw UsageError("--mistake-rate must be in [0, 1), got " + fmt::format("{}", *mistake_rate));
     train::ExperimentConfig cfg;
     if (!a->file.empty()) cfg = train::load_experiment_config(a->file, a->overrides);
     else config::apply_overrides([&](config::Visitor& v) { cfg.visit(v); }, a->overrides);
@@ -236,8 +239,6 @@ CommandRegistrar demos_cmd(40, [](CLI::App& root) {
     p.chat = text::ChatTemplate::create(cfg.tokenizer.chat_template, p.tokenizer, tok_dir);
     auto ctx = train::make_agent_context(cfg, p, false);
     const double rate = *mistake_rate < 0.0 ? cfg.sft.demo_mistake_rate : *mistake_rate;
-    if (!(rate >= 0.0 && rate < 1.0))
-      throw UsageError("--mistake-rate must be in [0, 1), got " + fmt::format("{}", rate));
     auto trajs = rollout::expert_trajectories(*suite, sp, *episodes, *seed, ctx, rate);
     std::string data;
     int64_t n = 0;

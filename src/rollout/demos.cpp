@@ -25,7 +25,7 @@ std::optional<std::string> mistaken_command(const std::string& command, Rng& rng
   const int64_t n = std::stoll(command.substr(b, e - b));
   const int64_t top = std::max<int64_t>(3, n + 1);
   // Uniform over 1..top without n.
-  int64_t m = rng.uniform_int(1, n >= 1 && n <= top ? top - 1 : top);
+  int64_t m = rng.uniform_int(1, n >= 1 ? top - 1 : top);
   if (n >= 1 && m >= n) ++m;
   return command.substr(0, b) + std::to_string(m) + command.substr(e);
 }

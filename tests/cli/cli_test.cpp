@@ -80,6 +80,18 @@ TEST(Cli, EvalSampledNeedsAModelPolicyAndAPositiveCount) {
   EXPECT_NE(zero.output.find("--sampled: Value 0 not in range 1 to 1000000"), std::string::npos) << zero.output;
 }
 
+TEST(Cli, DemoMistakeRateOutsideZeroToOneIsRefusedNamingTheValue) {
+  const std::string cfg = std::string(AGENTRL_SOURCE_DIR) + "/configs/quickstart.yaml";
+  auto flag = run_agentrl("env demos alfworld --config " + cfg + " --mistake-rate 1.5 --out /tmp/agentrl_never.jsonl");
+  EXPECT_EQ(flag.exit_code, 2) << flag.output;
+  EXPECT_NE(flag.output.find("--mistake-rate must be in [0, 1), got 1.5"), std::string::npos) << flag.output;
+  auto key = run_agentrl("config show " + cfg + " sft.demo_mistake_rate=1");
+  EXPECT_EQ(key.exit_code, 2) << key.output;
+  EXPECT_NE(key.output.find("key 'sft.demo_mistake_rate': value 1 is out of range, expected a number in [0, 1)"),
+            std::string::npos)
+      << key.output;
+}
+
 TEST(Cli, ConfigDocListsEveryKeyWithItsDoc) {
   auto r = run_agentrl("config show --doc");
   EXPECT_EQ(r.exit_code, 0) << r.output;
