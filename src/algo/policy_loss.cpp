@@ -7,6 +7,7 @@
 // loss = agg(l) + beta agg(KL(pi || pi_ref)) - entropy_coef agg(H)
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "agentrl/algo/policy_loss.h"
 #include "agentrl/core/error.h"
@@ -22,9 +23,23 @@ void check_same_shape(const torch::Tensor& t, const torch::Tensor& ref, const ch
   }
 }
 
-double masked_mean_value(const torch::Tensor& x, const torch::Tensor& mask, double count) {
-  if (count <= 0) return 0.0;
-  return (x.detach() * mask).sum().item<double>() / count;
+// Mean over loss tokens as a float64 0-d tensor (0 when there is none): the
+// float32 masked sum divided in double by the token count.
+torch::Tensor masked_mean_value(const torch::Tensor& x, const torch::Tensor& mask, const torch::Tensor& count) {
+  return (x.detach() * mask).sum().to(torch::kFloat64) / count.clamp_min(1.0);
+}
+
+// All metrics to the host in one copy.
+std::map<std::string, double> to_host(const std::map<std::string, torch::Tensor>& mt) {
+  std::map<std::string, double> out;
+  if (mt.empty()) return out;
+  std::vector<torch::Tensor> values;
+  for (const auto& kv : mt) values.push_back(kv.second.to(torch::kFloat64).reshape({}));
+  const auto host = torch::stack(values).to(torch::kCPU);
+  const double* v = host.data_ptr<double>();
+  size_t i = 0;
+  for (const auto& kv : mt) out[kv.first] = v[i++];
+  return out;
 }
 
 }  // namespace
@@ -65,14 +80,14 @@ PolicyLossOutput compute_policy_loss(const PolicyLossInputs& in, const ActorConf
   const auto mask = in.loss_mask.to(dtype);
   const auto adv = in.advantages.to(dtype).detach();
   const auto old_lp = in.old_logprobs.to(dtype).detach();
-  const double local_tokens = mask.sum().item<double>();
+  const auto local_tokens = mask.detach().sum().to(torch::kFloat64);
   const double agg_norm = static_cast<double>(cfg.loss_agg_norm_length);
   auto agg = [&](const torch::Tensor& x) {
     return aggregate_loss(x, mask, cfg.loss_agg, in.global_tokens, in.global_sequences, agg_norm);
   };
 
   PolicyLossOutput out;
-  auto& mt = out.metrics;
+  auto& mt = out.metric_tensors;
   const auto log_ratio = torch::clamp(lp - old_lp, -20.0, 20.0);
   const auto ratio = torch::exp(log_ratio);
   const auto l1 = -adv * ratio;
@@ -101,8 +116,10 @@ PolicyLossOutput compute_policy_loss(const PolicyLossInputs& in, const ActorConf
     mt["clip_frac_low"] = masked_mean_value(((r < 1.0 - cfg.clip_low).to(dtype) * neg), mask, local_tokens);
     mt["approx_kl"] = masked_mean_value(-log_ratio.detach(), mask, local_tokens);
     mt["ratio_mean"] = masked_mean_value(r, mask, local_tokens);
-    mt["ratio_max"] = local_tokens > 0 ? torch::where(mask > 0, r, torch::zeros_like(r)).max().item<double>() : 0.0;
-    mt["pg_loss"] = out.pg_loss.item<double>();
+    // 0 without loss tokens (every entry masked to 0).
+    mt["ratio_max"] = r.numel() == 0 ? torch::zeros({}, local_tokens.options())
+                                     : torch::where(mask > 0, r, torch::zeros_like(r)).max().to(torch::kFloat64);
+    mt["pg_loss"] = out.pg_loss.detach().to(torch::kFloat64);
     mt["tokens"] = local_tokens;
   }
   if (cfg.kl.enabled && cfg.kl.use_as == "loss") {
@@ -112,18 +129,19 @@ PolicyLossOutput compute_policy_loss(const PolicyLossInputs& in, const ActorConf
     const double coef = in.kl_coef >= 0 ? in.kl_coef : cfg.kl.coef;
     out.loss = out.loss + coef * kl_loss;
     mt["kl"] = masked_mean_value(kl, mask, local_tokens);
-    mt["kl_loss"] = kl_loss.item<double>();
-    mt["kl_coef"] = coef;
+    mt["kl_loss"] = kl_loss.detach().to(torch::kFloat64);
+    mt["kl_coef"] = torch::full({}, coef, local_tokens.options());
   }
   if (cfg.entropy_coef != 0) {
     check_same_shape(in.entropy, lp, "entropy (actor.entropy_coef != 0)");
     const auto ent_loss = agg(in.entropy.to(dtype));
     out.loss = out.loss - cfg.entropy_coef * ent_loss;
-    mt["entropy_loss"] = ent_loss.item<double>();
+    mt["entropy_loss"] = ent_loss.detach().to(torch::kFloat64);
   }
   if (in.entropy.defined() && in.entropy.sizes() == lp.sizes()) {
     mt["entropy"] = masked_mean_value(in.entropy.to(dtype), mask, local_tokens);
   }
+  if (in.host_metrics) out.metrics = to_host(mt);
   return out;
 }
 

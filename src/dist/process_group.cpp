@@ -9,6 +9,7 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 #endif
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -68,8 +69,17 @@ Rendezvous rendezvous_from_env() {
 
 struct ProcessGroup::Impl {
   c10::intrusive_ptr<c10d::Store> store;
-  c10::intrusive_ptr<c10d::ProcessGroup> pg;
+  c10::intrusive_ptr<C10dBackend> pg;
   torch::Device device = torch::kCPU;
+
+  // NCCL accepts only CUDA tensors and Gloo is fed host tensors here: a
+  // tensor on another device is a bug of the caller, reported by name.
+  void check(const torch::Tensor& t, const char* op) const {
+    if (t.device() != device)
+      throw Error(std::string("collective ") + op + " was given a tensor on " + t.device().str() +
+                  ", but this process group reduces tensors on " + device.str() +
+                  " (host values go through all_reduce_host / all_gather_host)");
+  }
 };
 
 ProcessGroup::ProcessGroup(const Rendezvous& rv, torch::Device device, std::chrono::milliseconds timeout)
@@ -109,7 +119,16 @@ ProcessGroup::ProcessGroup(const Rendezvous& rv, torch::Device device, std::chro
   }
 }
 
+ProcessGroup::ProcessGroup(c10::intrusive_ptr<C10dBackend> backend, int rank, int world_size, torch::Device device,
+                           std::string backend_name)
+    : impl_(std::make_unique<Impl>()), rank_(rank), world_(world_size), backend_name_(std::move(backend_name)) {
+  impl_->pg = std::move(backend);
+  impl_->device = device;
+}
+
 ProcessGroup::~ProcessGroup() = default;
+
+torch::Device ProcessGroup::device() const { return impl_->device; }
 
 static c10d::ReduceOp to_c10d(ProcessGroup::Op op) {
   switch (op) {
@@ -122,6 +141,7 @@ static c10d::ReduceOp to_c10d(ProcessGroup::Op op) {
 
 void ProcessGroup::all_reduce(torch::Tensor& t, Op op) {
   if (world_ == 1) return;
+  impl_->check(t, "all_reduce");
   std::vector<torch::Tensor> v{t};
   c10d::AllreduceOptions o;
   o.reduceOp = to_c10d(op);
@@ -130,6 +150,7 @@ void ProcessGroup::all_reduce(torch::Tensor& t, Op op) {
 
 void ProcessGroup::broadcast(torch::Tensor& t, int root) {
   if (world_ == 1) return;
+  impl_->check(t, "broadcast");
   std::vector<torch::Tensor> v{t};
   c10d::BroadcastOptions o;
   o.rootRank = root;
@@ -138,6 +159,7 @@ void ProcessGroup::broadcast(torch::Tensor& t, int root) {
 
 void ProcessGroup::reduce(torch::Tensor& t, int root, Op op) {
   if (world_ == 1) return;
+  impl_->check(t, "reduce");
   std::vector<torch::Tensor> v{t};
   c10d::ReduceOptions o;
   o.rootRank = root;
@@ -147,6 +169,7 @@ void ProcessGroup::reduce(torch::Tensor& t, int root, Op op) {
 
 std::vector<torch::Tensor> ProcessGroup::all_gather(const torch::Tensor& t) {
   if (world_ == 1) return {t.clone()};
+  impl_->check(t, "all_gather");
   std::vector<std::vector<torch::Tensor>> out(1);
   for (int i = 0; i < world_; ++i) out[0].push_back(torch::empty_like(t));
   std::vector<torch::Tensor> in{t};
@@ -156,16 +179,30 @@ std::vector<torch::Tensor> ProcessGroup::all_gather(const torch::Tensor& t) {
 
 void ProcessGroup::barrier() {
   if (world_ == 1) return;
-  impl_->pg->barrier()->wait();
+  c10d::BarrierOptions o;
+  // NCCL's barrier is an all-reduce on a device it guesses from the rank
+  // unless told: name this rank's GPU.
+  if (impl_->device.is_cuda() && impl_->device.has_index()) o.device_ids = {impl_->device.index()};
+  impl_->pg->barrier(o)->wait();
 }
 
-void C10dCollective::reduce(std::vector<double>& values, ProcessGroup::Op op) {
-  if (values.empty() || pg_.world_size() == 1) return;
-  auto t = torch::tensor(values, torch::kFloat64);
-  pg_.all_reduce(t, op);
-  auto a = t.accessor<double, 1>();
+void ProcessGroup::all_reduce_host(std::vector<double>& values, Op op) {
+  if (values.empty() || world_ == 1) return;
+  auto t = torch::tensor(values, torch::kFloat64).to(impl_->device);
+  all_reduce(t, op);
+  auto host = t.to(torch::kCPU);
+  auto a = host.accessor<double, 1>();
   for (size_t i = 0; i < values.size(); ++i) values[i] = a[static_cast<int64_t>(i)];
 }
+
+std::vector<int64_t> ProcessGroup::all_gather_host(int64_t value) {
+  if (world_ == 1) return {value};
+  auto t = torch::tensor({value}, torch::kInt64).to(impl_->device);
+  auto all = torch::cat(all_gather(t)).to(torch::kCPU);
+  return std::vector<int64_t>(all.data_ptr<int64_t>(), all.data_ptr<int64_t>() + all.numel());
+}
+
+void C10dCollective::reduce(std::vector<double>& values, ProcessGroup::Op op) { pg_.all_reduce_host(values, op); }
 void C10dCollective::all_reduce_sum(std::vector<double>& v) { reduce(v, ProcessGroup::Op::kSum); }
 void C10dCollective::all_reduce_min(std::vector<double>& v) { reduce(v, ProcessGroup::Op::kMin); }
 void C10dCollective::all_reduce_max(std::vector<double>& v) { reduce(v, ProcessGroup::Op::kMax); }
@@ -216,25 +253,62 @@ void broadcast_parameters(ProcessGroup& pg, torch::nn::Module& module, int root)
   }
 }
 
+namespace {
+
+// Wrapping 64-bit multiply-add constants of a SplitMix64-style mixer.
+constexpr int64_t kMulWord = static_cast<int64_t>(0x9E3779B97F4A7C15ULL);
+constexpr int64_t kMulPos = static_cast<int64_t>(0xC2B2AE3D27D4EB4FULL);
+constexpr int64_t kMulMix = static_cast<int64_t>(0xBF58476D1CE4E5B9ULL);
+
+// Sum over the elements of mix(bits, position), as a 0-d int64 tensor on the
+// parameter's device. Integer sums wrap and are exact, so the result does not
+// depend on the order of the reduction. Chunked to bound the temporaries.
+torch::Tensor device_digest(const torch::Tensor& param) {
+  auto flat = param.detach().contiguous().reshape({-1});
+  const auto size = flat.element_size();
+  const auto word = size == 2 ? torch::kInt16 : size == 4 ? torch::kInt32 : size == 8 ? torch::kInt64 : torch::kUInt8;
+  auto bits = flat.view(word);
+  const auto opts = torch::TensorOptions().device(bits.device()).dtype(torch::kInt64);
+  auto total = torch::zeros({}, opts);
+  constexpr int64_t kChunk = 1 << 24;
+  for (int64_t begin = 0; begin < bits.numel(); begin += kChunk) {
+    const int64_t end = std::min<int64_t>(bits.numel(), begin + kChunk);
+    auto w = bits.slice(0, begin, end).to(torch::kInt64);
+    auto x = w.mul(kMulWord).add(torch::arange(begin, end, opts).mul(kMulPos));
+    x = x.bitwise_xor(x.__rshift__(31)).mul(kMulMix);
+    total.add_(x.sum());
+  }
+  return total;
+}
+
+}  // namespace
+
 uint64_t parameter_hash(torch::nn::Module& module) {
-  // FNV-1a over the raw bytes of every parameter (contiguous CPU copies).
-  uint64_t h = 1469598103934665603ULL;
+  // Per-parameter digests on the device, one copy to the host, then FNV-1a
+  // over each name and digest.
+  std::vector<std::string> names;
+  std::vector<torch::Tensor> digests;
+  torch::NoGradGuard no_grad;
   for (const auto& p : module.named_parameters()) {
-    for (char c : p.key()) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
-    auto t = p.value().detach().to(torch::kCPU).contiguous();
-    const auto* b = static_cast<const unsigned char*>(t.data_ptr());
-    const size_t n = static_cast<size_t>(t.numel() * t.element_size());
-    for (size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211ULL;
+    names.push_back(p.key());
+    digests.push_back(device_digest(p.value()));
+  }
+  if (names.empty()) return 0;
+  const auto host = torch::stack(digests).to(torch::kCPU);
+  const auto* values = host.data_ptr<int64_t>();
+  uint64_t h = 1469598103934665603ULL;
+  for (size_t i = 0; i < names.size(); ++i) {
+    for (char c : names[i]) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+    const auto d = static_cast<uint64_t>(values[i]);
+    for (int b = 0; b < 8; ++b) h = (h ^ ((d >> (8 * b)) & 0xFF)) * 1099511628211ULL;
   }
   return h;
 }
 
 bool parameters_in_sync(ProcessGroup& pg, torch::nn::Module& module) {
-  const uint64_t h = parameter_hash(module);
-  auto t = torch::tensor({static_cast<int64_t>(h)}, torch::kInt64);
-  auto all = pg.all_gather(t);
-  for (const auto& x : all)
-    if (x.item<int64_t>() != static_cast<int64_t>(h)) return false;
+  const auto h = static_cast<int64_t>(parameter_hash(module));
+  for (int64_t x : pg.all_gather_host(h))
+    if (x != h) return false;
   return true;
 }
 

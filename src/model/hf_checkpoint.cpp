@@ -184,7 +184,11 @@ void save_pretrained(torch::nn::Module& m, const ModelArgs& args, const std::str
   std::vector<std::pair<std::string, torch::Tensor>> tensors;
   for (const auto& item : m.named_parameters(/*recurse=*/true)) {
     if (args.tie_word_embeddings && item.key() == "lm_head.weight") continue;  // transformers drops tied weights
-    tensors.emplace_back(item.key(), item.value());
+    auto r = opts.replace.find(item.key());
+    if (r != opts.replace.end() && r->second.sizes() != item.value().sizes())
+      throw FormatError("cannot save " + item.key() + ": replacement of shape " + shape_text(r->second.sizes()) +
+                        " for a parameter of shape " + shape_text(item.value().sizes()));
+    tensors.emplace_back(item.key(), r == opts.replace.end() ? item.value() : r->second);
   }
   ensure_dir(dir.parent_path().string());
   fs::path tmp = temp_sibling(dir, "tmp");

@@ -1,5 +1,14 @@
 #include "agentrl/model/kv_cache.h"
 
+#include <fstream>
+#include <sstream>
+
+#if defined(AGENTRL_WITH_CUDA)
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <cuda_runtime_api.h>
+#endif
+
 #include "agentrl/core/error.h"
 #include "agentrl/model/transformer.h"
 
@@ -51,6 +60,50 @@ void KvCache::copy_prefix(int64_t src, int64_t dst, int64_t length) {
     keys_[l][dst].narrow(1, 0, length).copy_(keys_[l][src].narrow(1, 0, length));
     values_[l][dst].narrow(1, 0, length).copy_(values_[l][src].narrow(1, 0, length));
   }
+}
+
+int64_t kv_bytes_per_token(const ModelArgs& args, torch::Dtype dtype) {
+  return 2 * args.num_hidden_layers * args.num_key_value_heads * effective_head_dim(args) *
+         static_cast<int64_t>(c10::elementSize(dtype));
+}
+
+int64_t free_device_memory(torch::Device device) {
+  if (device.is_cuda()) {
+#if defined(AGENTRL_WITH_CUDA)
+    c10::cuda::CUDAGuard guard(device);
+    c10::cuda::CUDACachingAllocator::emptyCache();
+    size_t free = 0, total = 0;
+    const auto err = cudaMemGetInfo(&free, &total);
+    if (err != cudaSuccess)
+      throw IoError(std::string("cudaMemGetInfo on ") + device.str() + " failed: " + cudaGetErrorString(err));
+    return static_cast<int64_t>(free);
+#else
+    throw ConfigError("free_device_memory: " + device.str() + " needs a CUDA build of agentrl");
+#endif
+  }
+  std::ifstream f("/proc/meminfo");
+  std::string line;
+  while (std::getline(f, line)) {
+    std::istringstream in(line);
+    std::string key;
+    int64_t kib = 0;
+    if (in >> key >> kib && key == "MemAvailable:") return kib * 1024;
+  }
+  throw IoError("cannot read MemAvailable from /proc/meminfo (set engine.kv_budget_tokens instead)");
+}
+
+int64_t kv_budget_from_memory(int64_t free_bytes, double fraction, int64_t bytes_per_token, int64_t max_seq_len) {
+  const double usable = fraction * static_cast<double>(free_bytes);
+  const int64_t slots = static_cast<int64_t>(usable / static_cast<double>(bytes_per_token * max_seq_len));
+  if (slots < 1)
+    throw ConfigError("engine.kv_memory_fraction " + std::to_string(fraction) + " of the " +
+                      std::to_string(free_bytes >> 20) + " MiB left free after the model and optimizer holds " +
+                      std::to_string(static_cast<int64_t>(usable) >> 20) + " MiB, less than one sequence of " +
+                      "engine.max_seq_len " + std::to_string(max_seq_len) + " tokens (" +
+                      std::to_string((bytes_per_token * max_seq_len) >> 20) + " MiB of KV cache): lower "
+                      "engine.max_seq_len, raise the fraction, shard the optimizer (dist.shard_optimizer) or use "
+                      "more GPUs");
+  return slots * max_seq_len;
 }
 
 }  // namespace agentrl::model

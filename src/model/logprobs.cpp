@@ -15,8 +15,12 @@ struct ChunkStats {
   torch::Tensor ent;   // [c]
 };
 
+// `w` is the lm-head weight already in compute_dtype(h): the logits are
+// computed in fp32 (fp64 in gradient checks) from bf16/fp16 hidden states,
+// exactly as the engine's TransformerLM::logits_fp32, so that behaviour and
+// trainer log-probs agree in low precision.
 ChunkStats chunk_stats(const torch::Tensor& h, const torch::Tensor& w) {
-  auto z = torch::nn::functional::linear(h, w).to(compute_dtype(h));  // HF: logits in model dtype, then float()
+  auto z = torch::nn::functional::linear(h.to(w.scalar_type()), w);
   auto logp = torch::log_softmax(z, -1);
   auto p = logp.exp();
   auto ent = -(p * logp).sum(-1);
@@ -37,9 +41,10 @@ struct ChunkedStatsFn : public torch::autograd::Function<ChunkedStatsFn> {
     auto opts = torch::TensorOptions().dtype(compute_dtype(hidden)).device(hidden.device());
     auto lp = torch::zeros({N}, opts), ent = torch::zeros({N}, opts);
     auto psq = want_prob_sq ? torch::zeros({N}, opts) : torch::zeros({0}, opts);
+    const auto w = weight.to(compute_dtype(hidden));  // once per call, not per chunk
     for (int64_t s = 0; s < N; s += chunk) {
       const int64_t c = std::min(chunk, N - s);
-      auto st = chunk_stats(hidden.narrow(0, s, c), weight);
+      auto st = chunk_stats(hidden.narrow(0, s, c), w);
       lp.narrow(0, s, c).copy_(st.logp.gather(1, targets.narrow(0, s, c).unsqueeze(1)).squeeze(1));
       ent.narrow(0, s, c).copy_(st.ent);
       if (want_prob_sq) psq.narrow(0, s, c).copy_((st.p * st.p).sum(-1));
@@ -63,10 +68,11 @@ struct ChunkedStatsFn : public torch::autograd::Function<ChunkedStatsFn> {
     const auto cd = compute_dtype(hidden);
     auto grad_h = torch::zeros_like(hidden);
     auto grad_w = weight.requires_grad() ? torch::zeros(weight.sizes(), weight.options().dtype(cd)) : torch::Tensor();
+    const auto w = weight.to(cd);
     for (int64_t s = 0; s < N; s += chunk) {
       const int64_t c = std::min(chunk, N - s);
       auto h = hidden.narrow(0, s, c);
-      auto st = chunk_stats(h, weight);
+      auto st = chunk_stats(h, w);
       auto gz = torch::zeros_like(st.p);
       if (g_lp.defined()) {
         auto g = g_lp.narrow(0, s, c).to(cd).unsqueeze(1);
@@ -77,7 +83,7 @@ struct ChunkedStatsFn : public torch::autograd::Function<ChunkedStatsFn> {
         auto g = g_ent.narrow(0, s, c).to(cd).unsqueeze(1);
         gz = gz - st.p * (st.logp + st.ent.unsqueeze(1)) * g;
       }
-      grad_h.narrow(0, s, c).copy_(torch::matmul(gz.to(weight.scalar_type()), weight));
+      grad_h.narrow(0, s, c).copy_(torch::matmul(gz, w));  // fp32 product, rounded once into grad_h's dtype
       if (grad_w.defined()) grad_w.add_(torch::matmul(gz.transpose(0, 1), h.to(cd)));
     }
     return {grad_h, grad_w.defined() ? grad_w.to(weight.scalar_type()) : torch::Tensor(), torch::Tensor(),

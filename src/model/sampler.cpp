@@ -134,4 +134,113 @@ std::vector<SampledToken> sample_rows(const torch::Tensor& logits, const std::ve
   return out;
 }
 
+namespace {
+
+// Per-row parameters as [S] tensors on `device` (float64 / int64).
+struct RowParams {
+  torch::Tensor temperature, top_k, top_p, uniform, greedy, truncated;
+  bool any_sampled = false, any_truncated = false, all_truncated = true;
+};
+
+RowParams row_params(const std::vector<SamplerParams>& params, std::vector<Rng*>& rngs, int64_t V,
+                     torch::Device device) {
+  const auto S = static_cast<int64_t>(params.size());
+  std::vector<double> t(S), p(S), u(S);
+  std::vector<int64_t> k(S);
+  std::vector<uint8_t> trunc(S);
+  RowParams r;
+  for (int64_t i = 0; i < S; ++i) {
+    validate(params[i]);
+    const bool sampled = params[i].temperature > 0;
+    trunc[i] = sampled && ((params[i].top_k > 0 && params[i].top_k < V) || params[i].top_p < 1.0);
+    r.any_sampled |= sampled;
+    r.any_truncated |= trunc[i] != 0;
+    r.all_truncated &= !sampled || trunc[i] != 0;
+    t[i] = params[i].temperature;
+    k[i] = (params[i].top_k > 0 && params[i].top_k < V) ? params[i].top_k : V;
+    p[i] = params[i].top_p;
+    u[i] = params[i].temperature > 0 ? rngs[i]->uniform() : 0.0;  // one draw per sampled token, as sample_token
+  }
+  auto f64 = torch::TensorOptions().dtype(torch::kFloat64);
+  r.truncated = torch::tensor(std::vector<int64_t>(trunc.begin(), trunc.end()), torch::kInt64).to(device).gt(0);
+  r.temperature = torch::tensor(t, f64).to(device);
+  r.top_p = torch::tensor(p, f64).to(device);
+  r.uniform = torch::tensor(u, f64).to(device);
+  r.top_k = torch::tensor(k, torch::kInt64).to(device);
+  r.greedy = r.temperature.le(0);
+  return r;
+}
+
+// Inverse CDF over the candidates in id order: the first id whose cumulative
+// tempered mass exceeds u * total, moved back to the last id with mass.
+torch::Tensor draw_in_id_order(const torch::Tensor& q, const torch::Tensor& u) {
+  const int64_t V = q.size(1);
+  auto cdf = q.cumsum(1);
+  auto target = (u * cdf.select(1, V - 1)).unsqueeze(1);
+  auto token = cdf.le(target).sum(1).clamp_max(V - 1);  // ids whose cdf <= target come before it
+  auto ids = torch::arange(V, q.options().dtype(torch::kInt64)).expand_as(q);
+  auto last_with_mass = std::get<0>(torch::where(q.gt(0), ids, torch::zeros_like(ids)).cummax(1));
+  return last_with_mass.gather(1, token.unsqueeze(1)).squeeze(1);
+}
+
+// Top-k, then top-p on the tempered mass, over the candidates sorted by
+// descending logit (stable: lower id first on ties), then inverse CDF.
+torch::Tensor draw_truncated(const torch::Tensor& z, const torch::Tensor& q, const RowParams& r) {
+  const int64_t V = q.size(1);
+  auto sorted = std::get<1>(z.sort(/*stable=*/true, /*dim=*/1, /*descending=*/true));
+  auto qs = q.gather(1, sorted);
+  auto rank = torch::arange(V, r.top_k.options()).unsqueeze(0);
+  qs = qs * rank.lt(r.top_k.unsqueeze(1)).to(qs.scalar_type());
+  auto cum = qs.cumsum(1);
+  auto need = (r.top_p * cum.select(1, V - 1)).unsqueeze(1);
+  // Keep the smallest prefix whose mass reaches top_p: rank i is kept while
+  // the mass before it is below the need (all of them when top_p = 1).
+  auto before = cum - qs;
+  auto keep = before.lt(need).logical_or(r.top_p.ge(1.0).unsqueeze(1));
+  qs = qs * keep.to(qs.scalar_type());
+  auto pos = draw_in_id_order(qs, r.uniform);
+  return sorted.gather(1, pos.unsqueeze(1)).squeeze(1);
+}
+
+}  // namespace
+
+std::vector<SampledToken> sample_rows_on_device(const torch::Tensor& logits, const std::vector<SamplerParams>& params,
+                                                std::vector<Rng*>& rngs) {
+  torch::NoGradGuard no_grad;
+  const int64_t S = logits.size(0), V = logits.size(1);
+  TORCH_CHECK(static_cast<int64_t>(params.size()) == S && static_cast<int64_t>(rngs.size()) == S,
+              "sample_rows_on_device: one params/rng per row");
+  if (S == 0) return {};
+  const auto r = row_params(params, rngs, V, logits.device());
+  // Raw distribution statistics in double: lse and entropy = lse - E_p[z].
+  auto z = logits.detach().to(torch::kFloat32).to(torch::kFloat64);
+  auto m = std::get<0>(z.max(1, /*keepdim=*/true));
+  auto lse = z.logsumexp(1);
+  auto entropy = lse - (torch::softmax(z, 1) * z).sum(1);
+  auto token = z.argmax(1);  // greedy: the first maximal id
+  if (r.any_sampled) {
+    auto temp = torch::where(r.greedy, torch::ones_like(r.temperature), r.temperature).unsqueeze(1);
+    auto q = ((z - m) / temp).exp();
+    // Rows without truncation draw in id order, the others over sorted candidates.
+    torch::Tensor drawn;
+    if (!r.any_truncated) drawn = draw_in_id_order(q, r.uniform);
+    else if (r.all_truncated) drawn = draw_truncated(z, q, r);
+    else drawn = torch::where(r.truncated, draw_truncated(z, q, r), draw_in_id_order(q, r.uniform));
+    token = torch::where(r.greedy, token, drawn);
+  }
+  auto logprob = z.gather(1, token.unsqueeze(1)).squeeze(1) - lse;
+  // The one device -> host transfer: token, logprob, entropy and the row max.
+  auto packed = torch::stack({token.to(torch::kFloat64), logprob, entropy, m.squeeze(1)}).to(torch::kCPU);
+  auto a = packed.accessor<double, 2>();
+  for (int64_t i = 0; i < S; ++i)
+    if (!std::isfinite(a[3][i])) throw Error("sampler: non-finite logits (max = " + std::to_string(a[3][i]) + ")");
+  std::vector<SampledToken> out(static_cast<size_t>(S));
+  for (int64_t i = 0; i < S; ++i) {
+    out[i].token = static_cast<int32_t>(a[0][i]);
+    out[i].logprob = static_cast<float>(a[1][i]);
+    out[i].entropy = static_cast<float>(a[2][i]);
+  }
+  return out;
+}
+
 }  // namespace agentrl::model

@@ -1,5 +1,7 @@
 #include "agentrl/model/transformer.h"
 
+#include <optional>
+
 #include <algorithm>
 #include <cstdint>
 #include <functional>
@@ -55,7 +57,17 @@ torch::Device resolve_device(const std::string& name) {
   if (name == "cuda" || name.rfind("cuda:", 0) == 0) {
     if (!torch::cuda::is_available())
       throw ConfigError("device '" + name + "' requested but CUDA is not available in this build/machine");
-    return torch::Device(name);
+    std::optional<torch::Device> d;
+    try {
+      d.emplace(name);
+    } catch (const c10::Error&) {
+      throw ConfigError("unknown device '" + name + "' (expected cpu, cuda, cuda:N or auto)");
+    }
+    const auto visible = static_cast<int64_t>(torch::cuda::device_count());
+    if (d->has_index() && d->index() >= visible)
+      throw ConfigError("device '" + name + "': only " + std::to_string(visible) + " CUDA device" +
+                        (visible == 1 ? " is" : "s are") + " visible to this process");
+    return *d;
   }
   throw ConfigError("unknown device '" + name + "' (expected cpu, cuda, cuda:N or auto)");
 }
@@ -170,12 +182,30 @@ TransformerLMImpl::TransformerLMImpl(const ModelArgs& args) : args_(args) {
 torch::Device TransformerLMImpl::device() const { return model->embed_tokens->weight.device(); }
 torch::Dtype TransformerLMImpl::dtype() const { return model->embed_tokens->weight.scalar_type(); }
 
+void TransformerLMImpl::to(torch::Device device, torch::Dtype dtype, bool non_blocking) {
+  torch::nn::Module::to(device, dtype, non_blocking);
+  inv_freq_ = inv_freq_.to(device);
+}
+
+void TransformerLMImpl::to(torch::Dtype dtype, bool non_blocking) { torch::nn::Module::to(dtype, non_blocking); }
+
+void TransformerLMImpl::to(torch::Device device, bool non_blocking) {
+  torch::nn::Module::to(device, non_blocking);
+  inv_freq_ = inv_freq_.to(device);
+}
+
 torch::Tensor TransformerLMImpl::lm_head_weight() {
   return lm_head ? lm_head->weight : model->embed_tokens->weight;
 }
 
 torch::Tensor TransformerLMImpl::logits(const torch::Tensor& hidden) {
   return torch::nn::functional::linear(hidden, lm_head_weight());
+}
+
+torch::Tensor TransformerLMImpl::logits_fp32(const torch::Tensor& hidden) {
+  const auto w = lm_head_weight();
+  if (w.scalar_type() == torch::kFloat32 && hidden.scalar_type() == torch::kFloat32) return logits(hidden);
+  return torch::nn::functional::linear(hidden.to(torch::kFloat32), w.to(torch::kFloat32));
 }
 
 torch::Tensor TransformerLMImpl::forward_hidden(const torch::Tensor& input_ids, const torch::Tensor& position_ids,
@@ -187,7 +217,7 @@ torch::Tensor TransformerLMImpl::forward_hidden(const torch::Tensor& input_ids, 
   auto pos = position_ids.to(dev, torch::kInt64);
   auto mask = attention_mask.to(dev, torch::kBool);
   // RoPE angles in float64 when the model is float64 (gradient checks).
-  auto inv = dt == torch::kFloat64 ? rope_inv_freq(args_, effective_head_dim(args_), torch::kFloat64) : inv_freq_;
+  auto inv = dt == torch::kFloat64 ? rope_inv_freq(args_, effective_head_dim(args_), torch::kFloat64).to(dev) : inv_freq_;
   auto [cos, sin] = rope_cos_sin(pos, inv, dt);  // [B,T,D]
   auto allowed = attention_allowed(pos, mask);
   auto h = torch::embedding(model->embed_tokens->weight, ids);
@@ -222,7 +252,7 @@ torch::Tensor TransformerLMImpl::forward_cached(const torch::Tensor& tokens, con
   }
   TORCH_CHECK(static_cast<int64_t>(pos.size()) == tokens.numel(), "forward_cached: token count != sum of lengths");
   auto pos_t = torch::tensor(pos, torch::TensorOptions().dtype(torch::kInt64)).to(dev);
-  auto inv = dt == torch::kFloat64 ? rope_inv_freq(args_, effective_head_dim(args_), torch::kFloat64) : inv_freq_;
+  auto inv = dt == torch::kFloat64 ? rope_inv_freq(args_, effective_head_dim(args_), torch::kFloat64).to(dev) : inv_freq_;
   auto [cos, sin] = rope_cos_sin(pos_t, inv, dt);  // [N,D]
   auto h = torch::embedding(model->embed_tokens->weight, tokens.to(dev, torch::kInt64));  // [N,H]
   const int64_t N = h.size(0);

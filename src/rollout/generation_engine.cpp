@@ -5,6 +5,7 @@
 #include <list>
 
 #include "agentrl/core/error.h"
+#include "agentrl/core/logging.h"
 #include "agentrl/core/rng.h"
 #include "agentrl/model/kv_cache.h"
 #include "agentrl/model/sampler.h"
@@ -15,6 +16,11 @@ void EngineOptions::visit(config::Visitor& v) {
   v.field("max_batch_size", max_batch_size, "sequences decoded together per step", config::Range::at_least(1));
   v.field("kv_budget_tokens", kv_budget_tokens, "KV-cache budget in tokens (slots = budget / max_seq_len)",
           config::Range::at_least(1));
+  v.field("kv_memory_fraction", kv_memory_fraction,
+          "0 = use kv_budget_tokens; else the KV budget is this fraction of the device memory free once the policy, "
+          "its fp32 masters and AdamW state and the reference model are allocated (like vLLM's "
+          "gpu_memory_utilization), in whole max_seq_len sequences",
+          config::Range::closed(0.0, 0.95));
   v.field("max_seq_len", max_seq_len, "longest prompt + generation of one sequence", config::Range::at_least(2));
   v.field("prefill_chunk_tokens", prefill_chunk_tokens, "prompt tokens prefilled per engine step",
           config::Range::at_least(1));
@@ -131,6 +137,16 @@ GenerationEngine::GenerationEngine(model::TransformerLM model, std::shared_ptr<c
     if (want.type() != model->device().type())
       throw ConfigError("engine.device '" + options_.device + "' differs from the model's device " +
                         model->device().str() + " (the engine decodes on the live weights, without a copy)");
+  }
+  if (options_.kv_memory_fraction > 0) {
+    const auto device = model->device();
+    options_.kv_budget_tokens = model::kv_budget_from_memory(
+        model::free_device_memory(device), options_.kv_memory_fraction,
+        model::kv_bytes_per_token(model->args(), model->dtype()), options_.max_seq_len);
+    I.opt = options_;
+    log().info("engine: KV budget {} tokens ({} MiB, {:.0f}% of the free memory of {})", options_.kv_budget_tokens,
+               (options_.kv_budget_tokens * model::kv_bytes_per_token(model->args(), model->dtype())) >> 20,
+               100 * options_.kv_memory_fraction, device.str());
   }
   const int64_t slots = options_.kv_budget_tokens / options_.max_seq_len;
   if (slots < 1)
@@ -435,7 +451,11 @@ void GenerationEngine::Impl::step() {
   if (!rows.empty()) {
     torch::NoGradGuard ng;
     auto sel = hidden.index_select(0, torch::tensor(rows, torch::TensorOptions().dtype(torch::kInt64)).to(hidden.device()));
-    auto samples = model::sample_rows(model->logits(sel), params, rngs);
+    // On a GPU the logits stay there (device sampling, one small copy back);
+    // on the CPU the host sampler is the exact reference.
+    auto logits = model->logits_fp32(sel);
+    auto samples = logits.is_cuda() ? model::sample_rows_on_device(logits, params, rngs)
+                                    : model::sample_rows(logits, params, rngs);
     const auto now = Clock::now();
     for (size_t j = 0; j < rows.size(); ++j) {
       auto& s = seg_seq[rows[j]];

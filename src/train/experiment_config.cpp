@@ -77,13 +77,17 @@ void SftConfig::visit(config::Visitor& v) {
 void DistConfig::visit(config::Visitor& v) {
   v.field("shard_optimizer", shard_optimizer,
           "ZeRO-1: shard the AdamW state over the data-parallel ranks (resume needs the same world size)");
+  v.field("timeout_s", timeout_s,
+          "seconds a collective (and the rendezvous) may wait for the other ranks before the run fails; ranks wait "
+          "in a barrier while rank 0 evaluates and writes checkpoints (PyTorch's default: 30 minutes)",
+          Range::at_least(1));
 }
 
 const std::vector<std::string>& resume_allowed_changes() {
   static const std::vector<std::string> keys = {
       "trainer.iterations", "trainer.eval_every", "trainer.eval_episodes", "trainer.eval_sampled_per_task",
       "trainer.save_every", "trainer.keep_checkpoints", "runtime.num_threads", "runtime.log_level",
-      "rollout.dump_trajectories", "rollout.concurrency", "rollout.episode_timeout_s"};
+      "rollout.dump_trajectories", "rollout.concurrency", "rollout.episode_timeout_s", "dist.timeout_s"};
   return keys;
 }
 

@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <filesystem>
+#include <sstream>
+#include <type_traits>
 
 #include <nlohmann/json.hpp>
 
@@ -15,11 +17,16 @@ namespace agentrl::train {
 
 std::unique_ptr<torch::optim::AdamW> make_adamw(torch::nn::Module& module, const OptimConfig& c,
                                                 dist::ProcessGroup* shard_over) {
+  return make_adamw(module.parameters(), c, shard_over);
+}
+
+std::unique_ptr<torch::optim::AdamW> make_adamw(const std::vector<torch::Tensor>& params, const OptimConfig& c,
+                                                dist::ProcessGroup* shard_over) {
   torch::optim::AdamWOptions o(c.lr);
   o.betas({c.beta1, c.beta2}).eps(c.eps).weight_decay(c.weight_decay);
   if (shard_over != nullptr && shard_over->world_size() > 1)
-    return std::make_unique<dist::ShardedAdamW>(*shard_over, module.parameters(), o);
-  return std::make_unique<torch::optim::AdamW>(module.parameters(), o);
+    return std::make_unique<dist::ShardedAdamW>(*shard_over, params, o);
+  return std::make_unique<torch::optim::AdamW>(params, o);
 }
 
 std::vector<torch::Tensor> optimizer_parameters(const torch::optim::Optimizer& opt) {
@@ -50,12 +57,19 @@ double clip_grad_norm(torch::nn::Module& module, double max_norm) {
 
 double clip_grad_norm(const std::vector<torch::Tensor>& params, double max_norm,
                       const std::function<double(double)>& sum_over_ranks) {
-  double sq = 0.0;
-  std::vector<torch::Tensor> grads;
+  std::vector<torch::Tensor> grads, squares;
   for (const auto& p : params) {
     if (!p.grad().defined()) continue;
     grads.push_back(p.grad());
-    sq += p.grad().detach().to(torch::kFloat64).pow(2).sum().item<double>();
+    squares.push_back(p.grad().detach().to(torch::kFloat64).pow(2).sum());
+  }
+  // One device -> host copy for all parameters (not one per parameter), then
+  // the sum in parameter order on the host (the same fold as one .item() each).
+  double sq = 0.0;
+  if (!squares.empty()) {
+    const auto host = torch::stack(squares).to(torch::kCPU);
+    const double* v = host.data_ptr<double>();
+    for (int64_t i = 0; i < host.numel(); ++i) sq += v[i];
   }
   const double norm = std::sqrt(sum_over_ranks(sq));
   if (max_norm > 0 && std::isfinite(norm) && norm > max_norm) {
@@ -72,7 +86,40 @@ constexpr const char* kShardIndex = "optimizer_shards.json";
 
 std::string shard_file(int rank) { return "optimizer_rank" + std::to_string(rank) + ".pt"; }
 
+// The key of a parameter's entry in Optimizer::state(): LibTorch 1.x keys it
+// by the TensorImpl address printed as a string (c10::guts::to_string, gone in
+// 2.x), LibTorch 2.x by the address itself. Chosen by the map's key type, so
+// the code compiles against both.
+template <typename Opt>
+auto optimizer_state_key(const Opt& opt, const torch::Tensor& p) {
+  using Key = typename std::decay_t<decltype(opt.state())>::key_type;
+  if constexpr (std::is_same_v<Key, std::string>) {
+    std::ostringstream os;
+    os << p.unsafeGetTensorImpl();
+    return Key(os.str());
+  } else {
+    return Key(p.unsafeGetTensorImpl());
+  }
+}
+
 }  // namespace
+
+void materialize_optimizer_state(torch::optim::AdamW& opt) {
+  torch::NoGradGuard no_grad;
+  for (auto& group : opt.param_groups()) {
+    const auto& o = static_cast<const torch::optim::AdamWOptions&>(group.options());
+    for (const auto& p : group.params()) {
+      const auto key = optimizer_state_key(opt, p);
+      if (opt.state().count(key)) continue;
+      auto st = std::make_unique<torch::optim::AdamWParamState>();
+      st->step(0);
+      st->exp_avg(torch::zeros_like(p, torch::MemoryFormat::Preserve));
+      st->exp_avg_sq(torch::zeros_like(p, torch::MemoryFormat::Preserve));
+      if (o.amsgrad()) st->max_exp_avg_sq(torch::zeros_like(p, torch::MemoryFormat::Preserve));
+      opt.state()[key] = std::move(st);
+    }
+  }
+}
 
 void stage_optimizer_state(const torch::optim::AdamW& opt, const CheckpointManager& manager, int64_t step) {
   const auto* sharded = dynamic_cast<const dist::ShardedAdamW*>(&opt);
@@ -122,7 +169,7 @@ void load_optimizer_state(torch::optim::AdamW& opt, const std::string& checkpoin
     torch::optim::AdamW full(sharded->all_parameters(), torch::optim::AdamWOptions());
     torch::load(full, (dir / kFullState).string());
     for (const auto& p : sharded->owned_parameters()) {
-      const auto key = c10::guts::to_string(p.unsafeGetTensorImpl());
+      const auto key = optimizer_state_key(full, p);
       auto it = full.state().find(key);
       if (it != full.state().end()) sharded->state()[key] = it->second->clone();
     }

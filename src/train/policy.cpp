@@ -113,11 +113,16 @@ Policy build_initial_policy(const ExperimentConfig& cfg, const envs::EnvSuite& s
   return p;
 }
 
-void save_policy(Policy& policy, const std::string& dir) {
+void save_policy(Policy& policy, const std::string& dir, const MasterWeights* masters) {
   model::SaveOptions opts;
   opts.tokenizer_dir = policy.tokenizer_dir;
   // Stored in the training dtype, so that a reload (resume) is bit-exact.
-  opts.dtype = policy.model->dtype() == torch::kBFloat16 ? "bfloat16" : "float32";
+  const auto dt = policy.model->dtype();
+  opts.dtype = dt == torch::kBFloat16 ? "bfloat16" : dt == torch::kFloat16 ? "float16" : "float32";
+  if (masters != nullptr && masters->enabled()) {
+    opts.dtype = "float32";
+    opts.replace = masters->named();
+  }
   model::save_pretrained(policy.model, dir, opts);
 }
 

@@ -39,22 +39,41 @@ TokenStatsCpu score_batch(model::TransformerLM& model, const rollout::TrainBatch
 
 namespace {
 
-void add(std::map<std::string, double>& sum, const std::map<std::string, double>& m, double w,
-         const std::string& prefix = "") {
-  for (const auto& [k, v] : m) sum[prefix + k] += v * w;
+// Weighted sums of metrics kept as float64 0-d tensors on the device: no
+// host copy inside the update loop.
+using DeviceMetrics = std::map<std::string, torch::Tensor>;
+
+void add(DeviceMetrics& sum, const DeviceMetrics& m, double w, const std::string& prefix = "") {
+  for (const auto& [k, v] : m) {
+    auto& s = sum[prefix + k];
+    s = s.defined() ? s + v * w : v * w;
+  }
+}
+
+// Every metric to the host in one copy.
+std::map<std::string, double> gather(const DeviceMetrics& m) {
+  std::map<std::string, double> out;
+  if (m.empty()) return out;
+  std::vector<torch::Tensor> values;
+  for (const auto& kv : m) values.push_back(kv.second.reshape({}));
+  const auto host = torch::stack(values).to(torch::kCPU, torch::kFloat64);
+  size_t i = 0;
+  for (const auto& kv : m) out[kv.first] = host[static_cast<int64_t>(i++)].item<double>();
+  return out;
 }
 
 }  // namespace
 
-std::map<std::string, double> ppo_update(model::TransformerLM& model, torch::optim::Optimizer& optimizer,
-                                         const rollout::TrainBatch& batch, const ExperimentConfig& cfg,
+std::map<std::string, double> ppo_update(model::TransformerLM& model, MasterWeights& masters,
+                                         torch::optim::Optimizer& optimizer, const rollout::TrainBatch& batch,
+                                         const ExperimentConfig& cfg,
                                          int64_t total_optimizer_steps, UpdateCounters& counters, Rng& rng,
                                          const WeightLock& lock_weights, const DistHooks& dist) {
   const auto& actor = cfg.actor;
   const auto device = model->device();
   const int64_t N = batch.rows();
-  std::map<std::string, double> sums;
-  double weight_total = 0.0;
+  DeviceMetrics sums;
+  double grad_norm_sum = 0.0, weight_total = 0.0;
   int64_t steps = 0, skipped = 0;
   model->train();
 
@@ -79,10 +98,12 @@ std::map<std::string, double> ppo_update(model::TransformerLM& model, torch::opt
       const double sequences = dist.sum(static_cast<double>(mini.size()));
       if (tokens == 0) continue;
       // All of the model's gradients: a sharded optimizer holds only its own
-      // rank's parameters, but every gradient is accumulated here.
-      model->zero_grad();
-      std::map<std::string, double> step_metrics;
-      bool finite = true;
+      // rank's parameters, but every gradient is accumulated here (into the
+      // fp32 masters' gradients in a mixed-precision run).
+      masters.zero_grad();
+      DeviceMetrics step_metrics;
+      // Non-finite micro-batch losses, counted on the device (no host sync per micro-batch).
+      auto nonfinite = torch::zeros({}, torch::TensorOptions().device(device).dtype(torch::kFloat32));
       const auto micro_plan = mini.empty() ? std::vector<std::vector<int64_t>>{}
                                            : rollout::plan_micro_batches(mb, cfg.trainer.micro_batch_tokens);
       for (const auto& rows : micro_plan) {
@@ -104,11 +125,13 @@ std::map<std::string, double> ppo_update(model::TransformerLM& model, torch::opt
         in.global_tokens = tokens;
         in.global_sequences = sequences;
         in.kl_coef = counters.kl_coef;
+        in.host_metrics = false;
         // L = pg_loss(ratio clip) + beta * KL - c_H * H, aggregated per actor.loss_agg.
         auto out = algo::compute_policy_loss(in, actor);
-        if (!std::isfinite(out.loss.item<double>())) finite = false;
+        nonfinite.add_(torch::isfinite(out.loss.detach()).logical_not().to(torch::kFloat32));
         out.loss.backward();
-        add(step_metrics, out.metrics, micro.loss_mask.sum().item<double>() / tokens, "actor/");
+        masters.accumulate_gradients();
+        add(step_metrics, out.metric_tensors, micro.loss_mask.sum().item<double>() / tokens, "actor/");  // CPU mask
       }
       dist.sync_gradients();
       // Clipping by the global norm: with ZeRO-1 the optimizer holds this
@@ -116,9 +139,9 @@ std::map<std::string, double> ppo_update(model::TransformerLM& model, torch::opt
       const double grad_norm = clip_grad_norm(optimizer_parameters(optimizer), actor.grad_clip, dist.sum_grad_sq);
       // All ranks skip together (a non-finite gradient anywhere is everywhere
       // after the all-reduce; the loss flag is summed explicitly).
-      finite = dist.sum(finite ? 0.0 : 1.0) == 0.0;
+      const bool finite = dist.sum(nonfinite.item<double>()) == 0.0;
       if (!finite || !std::isfinite(grad_norm)) {
-        model->zero_grad();
+        masters.zero_grad();
         ++skipped;
         ++counters.consecutive_skips;
         log().warn("non-finite loss or gradient (grad norm {}): optimizer step skipped ({} in a row)", grad_norm,
@@ -133,17 +156,19 @@ std::map<std::string, double> ppo_update(model::TransformerLM& model, torch::opt
         auto lock = lock_weights();
         set_lr(optimizer, lr_at(cfg.trainer.optim, counters.optimizer_steps, total_optimizer_steps));
         optimizer.step();
+        masters.copy_to_model();  // the compute weights the engine samples from
       }
       ++counters.optimizer_steps;
       ++steps;
-      step_metrics["actor/grad_norm"] = grad_norm;
+      grad_norm_sum += grad_norm;
       add(sums, step_metrics, 1.0);
       weight_total += 1.0;
     }
   }
   model->eval();
   std::map<std::string, double> out;
-  for (const auto& [k, v] : sums) out[k] = weight_total > 0 ? v / weight_total : 0.0;
+  for (const auto& [k, v] : gather(sums)) out[k] = weight_total > 0 ? v / weight_total : 0.0;
+  if (weight_total > 0) out["actor/grad_norm"] = grad_norm_sum / weight_total;
   out["actor/optimizer_steps"] = static_cast<double>(steps);
   out["actor/skipped_steps"] = static_cast<double>(skipped);
   out["actor/lr"] = lr_at(cfg.trainer.optim, std::max<int64_t>(0, counters.optimizer_steps - 1), total_optimizer_steps);

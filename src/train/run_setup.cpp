@@ -238,12 +238,16 @@ void add_mismatch_metrics(const rollout::TrainBatch& b, bool recomputed, std::ma
   m["rollout/entropy_mean"] = (b.rollout_entropies * mask).sum().item<double>() / n;
 }
 
+void copy_model_weights(model::TransformerLM& src, model::TransformerLM& dst) {
+  torch::NoGradGuard g;
+  auto dst_params = dst->named_parameters();
+  for (const auto& p : src->named_parameters()) dst_params[p.key()].copy_(p.value());
+}
+
 model::TransformerLM clone_model(model::TransformerLM& src) {
   model::TransformerLM copy(src->args());
   copy->to(src->device(), src->dtype());
-  torch::NoGradGuard g;
-  auto dst_params = copy->named_parameters();
-  for (const auto& p : src->named_parameters()) dst_params[p.key()].copy_(p.value());
+  copy_model_weights(src, copy);
   copy->eval();
   for (auto& p : copy->parameters()) p.set_requires_grad(false);
   return copy;

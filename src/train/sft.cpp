@@ -10,6 +10,7 @@
 #include "agentrl/core/error.h"
 #include "agentrl/model/logprobs.h"
 #include "agentrl/rollout/batch_builder.h"
+#include "agentrl/train/master_weights.h"
 #include "agentrl/train/optim.h"
 
 namespace agentrl::train {
@@ -123,7 +124,10 @@ rollout::TrainBatch pad(const std::vector<SftSequence>& data, const std::vector<
 SftReport run_sft(model::TransformerLM& model, const std::vector<SftSequence>& data, const SftConfig& cfg,
                   int64_t logprob_chunk_tokens, Rng& rng, const StepCallback& on_step) {
   if (data.empty()) throw Error("SFT: no training sequences");
-  auto optimizer = make_adamw(*model, cfg.optim);
+  // fp32 masters and moments when the model is bf16/fp16 (see master_weights.h);
+  // the masters' precision beyond the model's dtype ends with SFT.
+  MasterWeights masters(*model);
+  auto optimizer = make_adamw(masters.params(), cfg.optim);
   const auto device = model->device();
   // Batches: sequences sorted by length, greedily packed up to batch_tokens
   // padded tokens; the batch order is shuffled every epoch.
@@ -165,16 +169,18 @@ SftReport run_sft(model::TransformerLM& model, const std::vector<SftSequence>& d
       // Token-mean negative log-likelihood over assistant tokens.
       auto mask = b.loss_mask.to(device);
       auto loss = -(stats.logprobs.to(torch::kFloat32) * mask).sum() / tokens;
-      optimizer->zero_grad();
+      masters.zero_grad();
       loss.backward();
-      const double grad_norm = clip_grad_norm(*model, 1.0);
+      masters.accumulate_gradients();
+      const double grad_norm = clip_grad_norm(masters.params(), 1.0, [](double x) { return x; });
       const double l = loss.item<double>();
       if (!std::isfinite(l) || !std::isfinite(grad_norm)) {
-        optimizer->zero_grad();
+        masters.zero_grad();
         continue;
       }
       set_lr(*optimizer, lr_at(cfg.optim, report.steps, total_steps));
       optimizer->step();
+      masters.copy_to_model();
       ++report.steps;
       loss_sum += l * tokens;
       token_sum += tokens;

@@ -16,6 +16,7 @@
 #include "agentrl/core/fs.h"
 #include "agentrl/core/logging.h"
 #include "agentrl/core/metrics.h"
+#include "agentrl/dist/device_binding.h"
 #include "agentrl/dist/process_group.h"
 #include "agentrl/dist/zero_optimizer.h"
 #include "agentrl/envs/registry.h"
@@ -26,6 +27,7 @@
 #include "agentrl/rollout/trajectory_io.h"
 #include "agentrl/train/checkpoint.h"
 #include "agentrl/train/evaluator.h"
+#include "agentrl/train/master_weights.h"
 #include "agentrl/train/optim.h"
 #include "agentrl/train/policy.h"
 #include "agentrl/train/ppo_update.h"
@@ -62,6 +64,7 @@ struct Trainer::State {
   std::shared_ptr<const envs::EnvSuite> suite;
   Policy policy;
   model::TransformerLM ref{nullptr};
+  std::unique_ptr<MasterWeights> masters;  // fp32 masters of a bf16/fp16 policy (else the policy's parameters)
   std::unique_ptr<torch::optim::AdamW> optimizer;
   std::unique_ptr<rollout::GenerationEngine> engine;
   std::shared_ptr<rollout::AgentContext> train_ctx, eval_ctx;
@@ -74,6 +77,13 @@ struct Trainer::State {
   UpdateCounters counters;
   int64_t iteration = 0;
   bool sft_done = false;
+  std::string configured_device;  // model.device as the user wrote it (cfg holds this rank's device)
+  // The config as the user wrote it: what checkpoints save and resume compares.
+  ExperimentConfig user_config() const {
+    ExperimentConfig c = cfg;
+    c.model.device = configured_device;
+    return c;
+  }
   std::string last_checkpoint;
 };
 
@@ -111,14 +121,15 @@ TrainSummary Trainer::run() {
       return;
     }
     auto write = [&](const std::string& dir) {
-      save_policy(s.policy, (fs::path(dir) / "model").string());
+      save_policy(s.policy, (fs::path(dir) / "model").string(), s.masters.get());
       if (s.ref) {
         Policy ref_view = s.policy;
         ref_view.model = s.ref;
         save_policy(ref_view, (fs::path(dir) / "ref_model").string());
       }
       write_optimizer_state(*s.optimizer, *s.checkpoints, s.iteration, dir);
-      write_file_atomic((fs::path(dir) / "config.yaml").string(), config::to_yaml(s.cfg));
+      auto user_cfg = s.user_config();
+      write_file_atomic((fs::path(dir) / "config.yaml").string(), config::to_yaml(user_cfg));
       if (fs::exists(s.paths.metrics)) fs::copy_file(s.paths.metrics, fs::path(dir) / "metrics.jsonl");
       write_file_atomic((fs::path(dir) / "trainer_state.json").string(),
                         state_json(self, s.iteration, s.sft_done, s.cursor, s.rng, s.counters).dump(2));
@@ -128,10 +139,14 @@ TrainSummary Trainer::run() {
     if (s.pg) s.pg->barrier();
   };
   s.rv = dist::rendezvous_from_env();
+  // One rank per GPU: this process's device, made current before any CUDA
+  // work. The config keeps the device as the user wrote it (checkpoints save
+  // that; a resumed run chooses again).
+  s.configured_device = cfg.model.device;
+  cfg.model.device = dist::bind_rank_device(cfg.model.device, s.rv.world_size, s.rv.local_rank).str();
   if (s.rv.world_size > 1) {
-    if (cfg.model.device.rfind("cuda", 0) == 0 || cfg.model.device == "auto")
-      if (torch::cuda::is_available()) cfg.model.device = "cuda:" + std::to_string(s.rv.local_rank);
-    s.pg = std::make_unique<dist::ProcessGroup>(s.rv, model::resolve_device(cfg.model.device));
+    s.pg = std::make_unique<dist::ProcessGroup>(s.rv, model::resolve_device(cfg.model.device),
+                                                std::chrono::seconds(cfg.dist.timeout_s));
     s.collective = std::make_unique<dist::C10dCollective>(*s.pg);
   } else {
     s.collective = std::make_unique<LocalCollective>();
@@ -141,7 +156,17 @@ TrainSummary Trainer::run() {
     if (s.pg) s.pg->barrier();
   };
   dist::ProcessGroup* const shard_over = cfg.dist.shard_optimizer ? s.pg.get() : nullptr;  // ZeRO-1
-  s.paths = prepare_run(cfg, s.rv.rank, s.rv.world_size);
+  // The optimizer steps the fp32 masters of a bf16/fp16 policy (the policy's
+  // own parameters in fp32); gradients are synchronised on what it steps.
+  auto init_optimizer = [&] {
+    s.masters = std::make_unique<MasterWeights>(*s.policy.model);
+    s.optimizer = make_adamw(s.masters->params(), cfg.trainer.optim, shard_over);
+    if (s.pg) s.grad_sync = std::make_unique<dist::GradientSynchronizer>(*s.pg, s.masters->params());
+    if (s.masters->enabled())
+      log().info("mixed precision: {} compute weights, fp32 master weights and AdamW state",
+                 c10::toString(s.policy.model->dtype()));
+  };
+  s.paths = prepare_run(s.user_config(), s.rv.rank, s.rv.world_size);
   s.suite = envs::make_env_suite(cfg.env.name, cfg.envs);
   const std::string train_split = cfg.env.train_split.empty() ? s.suite->train_split() : cfg.env.train_split;
   const std::string eval_split = cfg.env.eval_split.empty() ? s.suite->eval_split() : cfg.env.eval_split;
@@ -153,7 +178,7 @@ TrainSummary Trainer::run() {
   int64_t resume_step = -1;
   auto resume_path = CheckpointManager::resolve(s.paths.checkpoints, s.opt.resume);
   if (resume_path) {
-    check_resume_config(cfg, *resume_path);
+    check_resume_config(s.user_config(), *resume_path);
     auto st = nlohmann::json::parse(read_file((fs::path(*resume_path) / "trainer_state.json").string()));
     s.policy = load_policy_dir(cfg, (fs::path(*resume_path) / "model").string());
     if (fs::exists(fs::path(*resume_path) / "ref_model"))
@@ -166,7 +191,8 @@ TrainSummary Trainer::run() {
     s.counters.optimizer_steps = st.at("counters").at("optimizer_steps").get<int64_t>();
     s.counters.consecutive_skips = st.at("counters").at("consecutive_skips").get<int64_t>();
     s.counters.kl_coef = st.at("counters").at("kl_coef").get<double>();
-    s.optimizer = make_adamw(*s.policy.model, cfg.trainer.optim, shard_over);
+    init_optimizer();
+    load_master_weights(*s.masters, (fs::path(*resume_path) / "model").string());
     load_optimizer_state(*s.optimizer, *resume_path);
     // The metrics history is the checkpoint's: lines written after it (by the
     // run that died) are dropped so every step appears exactly once.
@@ -194,9 +220,8 @@ TrainSummary Trainer::run() {
       s.policy = build_initial_policy(c, *s.suite, s.paths.run_dir);
     }
     if (s.pg) dist::broadcast_parameters(*s.pg, *s.policy.model, 0);
-    s.optimizer = make_adamw(*s.policy.model, cfg.trainer.optim, shard_over);
+    init_optimizer();
   }
-  if (s.pg) s.grad_sync = std::make_unique<dist::GradientSynchronizer>(*s.pg, s.policy.model->parameters());
   DistHooks hooks;
   if (s.pg) {
     hooks.sum = [&s](double x) {
@@ -219,6 +244,12 @@ TrainSummary Trainer::run() {
   s.metrics = s.root ? make_run_metrics(cfg, s.paths, resume_step) : std::make_unique<MetricsLogger>();
 
   // Generation engine on the live policy parameters.
+  // Everything training keeps on the device exists before the engine sizes
+  // its KV cache from the memory left (engine.kv_memory_fraction): the
+  // reference (the policy RL starts from: after SFT its weights are copied
+  // in again) and AdamW's moments, which LibTorch would create at the first step.
+  if (cfg.actor.kl.enabled && !s.ref) s.ref = clone_model(s.policy.model);
+  if (cfg.engine.kv_memory_fraction > 0) materialize_optimizer_state(*s.optimizer);
   s.engine = std::make_unique<rollout::GenerationEngine>(s.policy.model, s.policy.tokenizer, cfg.engine,
                                                          s.policy.chat->stop_token_ids());
   s.train_ctx = make_agent_context(cfg, s.policy, /*eval=*/false);
@@ -282,7 +313,9 @@ TrainSummary Trainer::run() {
     s.sft_done = true;
     // Every rank ran the same deterministic SFT; rank 0's result is the one.
     if (s.pg) dist::broadcast_parameters(*s.pg, *s.policy.model, 0);
-    s.optimizer = make_adamw(*s.policy.model, cfg.trainer.optim, shard_over);  // RL starts with fresh moments
+    init_optimizer();  // RL starts with fresh moments (and masters from the SFT weights)
+    if (cfg.engine.kv_memory_fraction > 0) materialize_optimizer_state(*s.optimizer);
+    if (s.ref) copy_model_weights(s.policy.model, s.ref);  // the reference is the policy RL starts from
     if (s.root) {
       std::map<std::string, double> scalars;
       auto eval = run_evaluation("eval_sft", scalars);
@@ -296,10 +329,6 @@ TrainSummary Trainer::run() {
                  rep.first_epoch_loss, rep.last_epoch_loss);
     }
     barrier();
-  }
-  if (cfg.actor.kl.enabled && !s.ref) {
-    // The reference policy is the policy RL starts from.
-    s.ref = clone_model(s.policy.model);
   }
   if (!resume_path) save_checkpoint(s, *this);
 
@@ -355,7 +384,7 @@ TrainSummary Trainer::run() {
     t0 = std::chrono::steady_clock::now();
     std::map<std::string, double> upd;
     try {
-      upd = ppo_update(s.policy.model, *s.optimizer, train_batch, cfg, total_steps, s.counters, s.rng, lock, hooks);
+      upd = ppo_update(s.policy.model, *s.masters, *s.optimizer, train_batch, cfg, total_steps, s.counters, s.rng, lock, hooks);
     } catch (const Error&) {
       log().error("stopping: writing a checkpoint of the last good state");
       save_checkpoint(s, *this);

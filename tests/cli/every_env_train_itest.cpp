@@ -26,7 +26,7 @@ const char* kTiny =
     " model.init.hidden_size=32 model.init.num_hidden_layers=1 model.init.num_attention_heads=2"
     " model.init.num_key_value_heads=1 model.init.intermediate_size=64 model.init.max_position_embeddings=4096"
     " tokenizer.train=true tokenizer.vocab_size=600 tokenizer.vocab_size_is_limit=true tokenizer.corpus_episodes=4"
-    " engine.max_batch_size=8 engine.kv_budget_tokens=65536 engine.max_seq_len=4096"
+    " engine.max_batch_size=8 engine.kv_budget_tokens=65536 engine.kv_memory_fraction=0 engine.max_seq_len=4096"
     " rollout.group_size=2 rollout.tasks_per_iteration=2 rollout.max_turns=2 rollout.max_new_tokens=12"
     " rollout.max_context_tokens=4096 rollout.concurrency=4 rollout.deterministic=true"
     " trainer.iterations=1 trainer.eval_every=0 trainer.eval_episodes=1 trainer.save_every=1"

@@ -74,6 +74,29 @@ TEST(Training, ResumedRunIsBitIdenticalToAnUninterruptedOne) {
   EXPECT_EQ(metric_lines(a + "/tiny"), metric_lines(b + "/tiny"));
 }
 
+TEST(Training, Bf16RunUpdatesAndResumesBitIdentically) {
+  // bf16 compute weights with fp32 masters: checkpoints store the masters in
+  // float32, so a resumed run equals the uninterrupted one bit for bit. The
+  // device is saved as written (auto), not as this process resolved it.
+  const auto a = out_dir("bf16_straight"), b = out_dir("bf16_resumed");
+  const std::string extra = "model.dtype=bfloat16 model.device=auto";
+  auto r = run_agentrl(args(a, extra));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("fp32 master weights"), std::string::npos) << r.output;
+  r = run_agentrl(args(b, extra + " --stop-after 2"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = run_agentrl(args(b, extra + " --resume auto"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto wa = final_weights(a + "/tiny"), wb = final_weights(b + "/tiny");
+  ASSERT_FALSE(wa.empty());
+  EXPECT_TRUE(wa == wb) << "final parameters differ";
+  EXPECT_EQ(metric_lines(a + "/tiny"), metric_lines(b + "/tiny"));
+  const auto ck = fs::path(a) / "tiny" / "checkpoints";
+  EXPECT_FALSE(read(ck / "step_000001" / "model" / "model.safetensors") == wa) << "RL did not change the weights";
+  EXPECT_NE(read(ck / "step_000004" / "model" / "config.json").find("\"torch_dtype\": \"float32\""), std::string::npos);
+  EXPECT_NE(read(ck / "step_000004" / "config.yaml").find("device: auto"), std::string::npos);
+}
+
 TEST(Training, KillNineAtARandomMomentThenResumeIsBitIdentical) {
   const auto a = out_dir("ref9"), b = out_dir("kill9");
   ASSERT_EQ(run_agentrl(args(a)).exit_code, 0);

@@ -128,3 +128,72 @@ TEST(Sampler, RowsAreIndependentOfEachOther) {
   EXPECT_EQ(rows[1].token, alone.token);
   EXPECT_FLOAT_EQ(rows[1].logprob, alone.logprob);
 }
+
+namespace {
+
+// Host and device sampling of the same rows with the same seeds.
+void expect_same_draws(const torch::Tensor& logits, const std::vector<SamplerParams>& ps, int rounds) {
+  const auto S = static_cast<size_t>(logits.size(0));
+  std::vector<Rng> host_rngs, dev_rngs;
+  for (size_t i = 0; i < S; ++i) {
+    host_rngs.emplace_back(100 + i);
+    dev_rngs.emplace_back(100 + i);
+  }
+  std::vector<Rng*> hr, dr;
+  for (size_t i = 0; i < S; ++i) {
+    hr.push_back(&host_rngs[i]);
+    dr.push_back(&dev_rngs[i]);
+  }
+  for (int round = 0; round < rounds; ++round) {
+    auto host = sample_rows(logits, ps, hr);
+    auto dev = sample_rows_on_device(logits, ps, dr);
+    ASSERT_EQ(host.size(), dev.size());
+    for (size_t i = 0; i < S; ++i) {
+      EXPECT_EQ(host[i].token, dev[i].token) << "round " << round << " row " << i;
+      EXPECT_NEAR(host[i].logprob, dev[i].logprob, 1e-5) << "round " << round << " row " << i;
+      EXPECT_NEAR(host[i].entropy, dev[i].entropy, 1e-5) << "round " << round << " row " << i;
+    }
+  }
+  // Both consumed exactly one draw per sampled token.
+  for (size_t i = 0; i < S; ++i) EXPECT_EQ(host_rngs[i].uniform(), dev_rngs[i].uniform()) << i;
+}
+
+}  // namespace
+
+TEST(DeviceSampler, DrawsTheHostSamplersTokensForEveryParameterMix) {
+  torch::manual_seed(7);
+  auto logits = torch::randn({8, 500}) * 3;
+  logits[2].fill_(0.5);  // all ties: greedy takes id 0, sampling is uniform
+  std::vector<SamplerParams> ps(8);
+  ps[0].temperature = 0;
+  ps[1].temperature = 1.0;
+  ps[2].temperature = 0.7;
+  ps[3].top_k = 5;
+  ps[4].top_p = 0.9;
+  ps[5].top_k = 40;
+  ps[5].top_p = 0.5;
+  ps[5].temperature = 1.3;
+  ps[6].temperature = 0.05;  // nearly greedy: most tempered mass underflows
+  ps[7].top_p = 0.999;
+  expect_same_draws(logits, ps, 200);
+}
+
+TEST(DeviceSampler, UntruncatedBatchesAndGreedyBatchesAgreeToo) {
+  torch::manual_seed(3);
+  auto logits = torch::randn({5, 64});
+  expect_same_draws(logits, std::vector<SamplerParams>(5), 300);
+  std::vector<SamplerParams> greedy(5);
+  for (auto& p : greedy) p.temperature = 0;
+  expect_same_draws(logits, greedy, 3);
+}
+
+TEST(DeviceSampler, NonFiniteLogitsAndBadParamsAreErrors) {
+  auto logits = torch::zeros({2, 10});
+  logits[1].fill_(-INFINITY);
+  std::vector<SamplerParams> ps(2);
+  Rng a(1), b(2);
+  std::vector<Rng*> rngs{&a, &b};
+  EXPECT_THROW(sample_rows_on_device(logits, ps, rngs), agentrl::Error);
+  ps[1].top_p = 0;
+  EXPECT_THROW(sample_rows_on_device(torch::zeros({2, 10}), ps, rngs), agentrl::ConfigError);
+}

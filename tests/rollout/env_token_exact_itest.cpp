@@ -8,6 +8,8 @@
 // recomputation (model::logprobs_and_entropy) must agree with them, and an
 // observation over the token budget must show the truncation marker.
 #include <gtest/gtest.h>
+
+#include <iostream>
 #include <torch/torch.h>
 
 #include <filesystem>
@@ -35,6 +37,14 @@ using testing::ByteTokenizer;
 // from one uncached forward over the padded row. Both are float32 on the
 // same weights, so they agree to rounding: 1e-4 (nats) absolute.
 constexpr double kLogprobTolerance = 1e-4;
+// bf16 weights: both sides compute the lm head in fp32 (logits_fp32 and
+// logprobs_and_entropy), so what differs is the bf16 trunk's rounding of a
+// cached ragged batch vs one padded forward. Measured 2026-12-03 (max / mean
+// nats): alfworld and webshop 5e-7 / 1e-7, deepsearch 0.042 / 0.007, codetool
+// 0.073 / 0.017 — a bf16 hidden state carries ~0.4% relative error, the
+// size of these differences on this sharp random policy.
+constexpr double kBf16LogprobTolerance = 0.1;
+constexpr double kBf16MeanLogprobTolerance = 0.03;
 const char* const kTruncationMarker = "...[observation truncated]";
 
 // Passes requests through to the engine and records each one with its result.
@@ -169,10 +179,11 @@ std::vector<int32_t> concat(std::vector<int32_t> a, const std::vector<int32_t>& 
   return a;
 }
 
-class EnvTokenExactness : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {
+class EnvTokenExactness : public ::testing::TestWithParam<std::tuple<std::string, std::string, std::string>> {
  protected:
   void SetUp() override {
-    const auto& [env, mode] = GetParam();
+    const auto& [env, mode, dtype] = GetParam();
+    if (dtype == "bf16") policy_->to(torch::kBFloat16);
     suite_ = small_suite(env);
     if (!suite_) GTEST_SKIP() << env << ": bubblewrap sandbox unusable here";
     ctx_ = agent_context(env, mode);
@@ -295,8 +306,14 @@ TEST_P(EnvTokenExactness, TrainerRecomputedLogprobsMatchTheBehaviourLogprobs) {
   ASSERT_GT(on.sum().item<int64_t>(), 0);
   const double lp_err = (stats.logprobs.masked_select(on) - batch.behaviour_logprobs.masked_select(on)).abs().max().item<double>();
   const double ent_err = (stats.entropy.masked_select(on) - batch.rollout_entropies.masked_select(on)).abs().max().item<double>();
-  EXPECT_LT(lp_err, kLogprobTolerance);
-  EXPECT_LT(ent_err, kLogprobTolerance);
+  const double tol = std::get<2>(GetParam()) == "bf16" ? kBf16LogprobTolerance : kLogprobTolerance;
+  EXPECT_LT(lp_err, tol);
+  EXPECT_LT(ent_err, tol);
+  RecordProperty("max_logprob_error", std::to_string(lp_err));
+  const double lp_mean = (stats.logprobs.masked_select(on) - batch.behaviour_logprobs.masked_select(on)).abs().mean().item<double>();
+  std::cout << "max |logprob error| " << lp_err << ", mean " << lp_mean << ", max |entropy error| " << ent_err
+            << std::endl;
+  EXPECT_LT(lp_mean, std::get<2>(GetParam()) == "bf16" ? kBf16MeanLogprobTolerance : kLogprobTolerance);
   // Not vacuous: sampled tokens of a random policy are far from certain.
   EXPECT_LT(batch.behaviour_logprobs.masked_select(on).mean().item<double>(), -1.0);
 }
@@ -315,8 +332,15 @@ TEST_P(EnvTokenExactness, LongObservationIsTruncatedWithAVisibleMarker) {
 INSTANTIATE_TEST_SUITE_P(
     RealEnvs, EnvTokenExactness,
     ::testing::Combine(::testing::Values("alfworld", "webshop", "deepsearch", "codetool"),
-                       ::testing::Values("full", "window")),
+                       ::testing::Values("full", "window"), ::testing::Values("fp32")),
     [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param); });
+
+// The same checks with bf16 weights (the GPU configs' dtype).
+INSTANTIATE_TEST_SUITE_P(
+    RealEnvsBf16, EnvTokenExactness,
+    ::testing::Combine(::testing::Values("alfworld", "webshop", "deepsearch", "codetool"), ::testing::Values("full"),
+                       ::testing::Values("bf16")),
+    [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param) + "_bf16"; });
 
 }  // namespace
 }  // namespace agentrl::rollout

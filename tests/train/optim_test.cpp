@@ -9,6 +9,7 @@
 #include "agentrl/train/optim.h"
 #include "agentrl/train/ppo_update.h"
 #include "agentrl/train/sft.h"
+#include "train/train_test_support.h"
 
 namespace agentrl::train {
 namespace {
@@ -45,20 +46,7 @@ TEST(GradClip, ScalesToTheMaxNormAndReportsTheOriginal) {
   EXPECT_NEAR(lin->bias.grad()[0].item<float>(), 0.8f, 1e-4);
 }
 
-model::TransformerLM tiny_model() {
-  model::ModelArgs a;
-  a.model_type = "qwen2";
-  a.vocab_size = 32;
-  a.hidden_size = 16;
-  a.intermediate_size = 32;
-  a.num_hidden_layers = 1;
-  a.num_attention_heads = 2;
-  a.num_key_value_heads = 1;
-  a.tie_word_embeddings = true;
-  model::TransformerLM m(a);
-  m->init_weights(3);
-  return m;
-}
+model::TransformerLM tiny_model() { return testing::tiny_train_model(); }
 
 rollout::Trajectory tiny_trajectory(float advantage_seed) {
   rollout::Trajectory t;
@@ -78,19 +66,20 @@ TEST(PpoUpdate, NonFiniteAdvantagesSkipTheStepAndEventuallyStopTheRun) {
   ExperimentConfig cfg;
   cfg.actor.mini_batches = 1;
   cfg.trainer.max_nonfinite_steps = 2;
-  auto opt = make_adamw(*m, cfg.trainer.optim);
+  MasterWeights masters(*m);
+  auto opt = make_adamw(masters.params(), cfg.trainer.optim);
   auto batch = rollout::build_train_batch({tiny_trajectory(1.f)});
   batch.advantages = torch::full_like(batch.advantages, std::nanf(""));
   UpdateCounters counters;
   Rng rng(1);
   std::shared_mutex mu;
   WeightLock lock = [&mu] { return std::unique_lock<std::shared_mutex>(mu); };
-  auto metrics = ppo_update(m, *opt, batch, cfg, 10, counters, rng, lock);
+  auto metrics = ppo_update(m, masters, *opt, batch, cfg, 10, counters, rng, lock);
   EXPECT_EQ(metrics.at("actor/skipped_steps"), 1.0);
   EXPECT_EQ(counters.consecutive_skips, 1);
   EXPECT_TRUE(torch::equal(before, m->parameters()[0])) << "a skipped step must not change parameters";
   try {
-    ppo_update(m, *opt, batch, cfg, 10, counters, rng, lock);
+    ppo_update(m, masters, *opt, batch, cfg, 10, counters, rng, lock);
     FAIL() << "expected the run to stop";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("2 consecutive optimizer steps"), std::string::npos) << e.what();
@@ -102,7 +91,8 @@ TEST(PpoUpdate, PositiveAdvantageRaisesTheLogprobOfTheGeneratedTokens) {
   ExperimentConfig cfg;
   cfg.actor.mini_batches = 1;
   cfg.trainer.optim.lr = 1e-2;
-  auto opt = make_adamw(*m, cfg.trainer.optim);
+  MasterWeights masters(*m);
+  auto opt = make_adamw(masters.params(), cfg.trainer.optim);
   auto batch = rollout::build_train_batch({tiny_trajectory(1.f)});
   batch.advantages = batch.loss_mask.clone();  // A = +1 on generated tokens
   auto score = [&] { return (score_batch(m, batch, 1024, 64, false).logprobs * batch.loss_mask).sum().item<double>(); };
@@ -112,7 +102,7 @@ TEST(PpoUpdate, PositiveAdvantageRaisesTheLogprobOfTheGeneratedTokens) {
   Rng rng(1);
   std::shared_mutex mu;
   for (int i = 0; i < 5; ++i)
-    ppo_update(m, *opt, batch, cfg, 10, counters, rng, [&mu] { return std::unique_lock<std::shared_mutex>(mu); });
+    ppo_update(m, masters, *opt, batch, cfg, 10, counters, rng, [&mu] { return std::unique_lock<std::shared_mutex>(mu); });
   EXPECT_GT(score(), before + 0.1);
   EXPECT_EQ(counters.optimizer_steps, 5);
 }

@@ -37,6 +37,9 @@ struct PolicyLossInputs {
   double global_tokens = 0;          // token-mean normaliser (loss tokens of the mini-batch); 0 = sum(loss_mask)
   double global_sequences = 0;       // seq-mean-* normaliser (rows of the mini-batch); 0 = N
   double kl_coef = -1;               // KL coefficient override (adaptive controller); < 0 = actor.kl.coef
+  // false: fill only PolicyLossOutput::metric_tensors, so that the call makes
+  // no device -> host copy (the trainer reads its metrics once per update).
+  bool host_metrics = true;
 };
 
 struct PolicyLossOutput {
@@ -48,7 +51,10 @@ struct PolicyLossOutput {
   // approx_kl (mean of log pi_old - log pi_theta), ratio_mean, ratio_max,
   // kl (mean reference KL, when computed), entropy (mean, when given),
   // tis_weight_mean and tis_clip_frac (when TIS is on), tokens.
+  // metric_tensors holds them as float64 0-d tensors on the inputs' device;
+  // metrics (host numbers) is filled from them when in.host_metrics.
   std::map<std::string, double> metrics;
+  std::map<std::string, torch::Tensor> metric_tensors;
 };
 
 // actor.loss == "ppo_clip" (Schulman et al. 2017, arXiv 1707.06347, eq. 7),

@@ -13,11 +13,21 @@
 // ranks in flat buckets. parameters_in_sync() compares a hash of every
 // parameter across ranks.
 //
+// Devices: NCCL reduces CUDA tensors only, Gloo host tensors. Every tensor
+// handed to a collective must be on the group's device() (an Error names the
+// operation and both devices otherwise); host values (statistics, flags,
+// hashes) travel through all_reduce_host / all_gather_host, which place them
+// on that device and copy the result back.
+//
+// LibTorch 1.x derives the c10d backends from c10d::ProcessGroup, 2.x from
+// c10d::Backend; C10dBackend names whichever this build has.
+//
 // Thread-safety: collectives must be issued in the same order on every rank,
 // from one thread per rank.
 #pragma once
 
 #include <torch/torch.h>
+#include <torch/version.h>
 
 #include <chrono>
 #include <memory>
@@ -26,7 +36,18 @@
 
 #include "agentrl/core/collective.h"
 
+namespace c10d {
+class ProcessGroup;
+class Backend;
+}  // namespace c10d
+
 namespace agentrl::dist {
+
+#if TORCH_VERSION_MAJOR >= 2
+using C10dBackend = c10d::Backend;
+#else
+using C10dBackend = c10d::ProcessGroup;
+#endif
 
 struct Rendezvous {
   int rank = 0;
@@ -45,8 +66,13 @@ class ProcessGroup {
  public:
   // Joins the group (rank 0 hosts the TCPStore). Blocks until all ranks
   // joined or `timeout` elapsed (IoError naming the master address).
+  // `timeout` bounds the rendezvous and every collective (dist.timeout_s).
   ProcessGroup(const Rendezvous& rv, torch::Device device,
-               std::chrono::milliseconds timeout = std::chrono::minutes(5));
+               std::chrono::milliseconds timeout = std::chrono::minutes(30));
+  // A group over an existing c10d backend of `world_size` ranks whose
+  // tensors live on `device` (tests use it with fake backends).
+  ProcessGroup(c10::intrusive_ptr<C10dBackend> backend, int rank, int world_size, torch::Device device,
+               std::string backend_name);
   ~ProcessGroup();
   ProcessGroup(const ProcessGroup&) = delete;
   ProcessGroup& operator=(const ProcessGroup&) = delete;
@@ -54,6 +80,8 @@ class ProcessGroup {
   int rank() const { return rank_; }
   int world_size() const { return world_; }
   const std::string& backend_name() const { return backend_name_; }
+  // The device of the tensors this group's backend reduces.
+  torch::Device device() const;
 
   enum class Op { kSum, kMin, kMax };
   void all_reduce(torch::Tensor& t, Op op = Op::kSum);
@@ -63,6 +91,10 @@ class ProcessGroup {
   void reduce(torch::Tensor& t, int root, Op op = Op::kSum);
   std::vector<torch::Tensor> all_gather(const torch::Tensor& t);
   void barrier();
+  // Host values through a float64 tensor on device(): one transfer each way.
+  void all_reduce_host(std::vector<double>& values, Op op = Op::kSum);
+  // Every rank's `value`, in rank order (an int64 tensor on device()).
+  std::vector<int64_t> all_gather_host(int64_t value);
 
  private:
   struct Impl;
@@ -100,7 +132,9 @@ class GradientSynchronizer {
 
 // Copies rank `root`'s parameters to every rank.
 void broadcast_parameters(ProcessGroup& pg, torch::nn::Module& module, int root = 0);
-// 64-bit hash of all parameter bytes (order of named_parameters()).
+// 64-bit hash of all parameter bytes (order of named_parameters()),
+// computed on the parameters' device: one int64 per parameter comes back.
+// Any change of any bit changes the hash with high probability.
 uint64_t parameter_hash(torch::nn::Module& module);
 // True when every rank has the same parameter_hash.
 bool parameters_in_sync(ProcessGroup& pg, torch::nn::Module& module);

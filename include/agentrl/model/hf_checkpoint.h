@@ -16,6 +16,7 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,10 @@ struct SaveOptions {
   std::string tokenizer_dir;
   // Replace an existing non-empty `dir`; otherwise that is an IoError.
   bool overwrite = false;
+  // Tensors written instead of the module's parameters of the same name (the
+  // fp32 master weights of a bf16 model, so that its checkpoint keeps full
+  // precision). Each must have the parameter's shape (FormatError otherwise).
+  std::map<std::string, torch::Tensor> replace;
 };
 
 // Tokenizer-related files copied by save_pretrained when present.

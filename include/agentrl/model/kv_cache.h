@@ -58,4 +58,19 @@ class KvCache {
   std::vector<bool> used_;
 };
 
+// Bytes one cached token takes: K and V of every layer, in `dtype`.
+int64_t kv_bytes_per_token(const ModelArgs& args, torch::Dtype dtype);
+
+// Memory of `device` free for new allocations, in bytes: on CUDA,
+// cudaMemGetInfo after the caching allocator has released its unused blocks;
+// on the CPU, MemAvailable of /proc/meminfo. IoError when it cannot be read.
+int64_t free_device_memory(torch::Device device);
+
+// The KV budget in tokens that `fraction` of `free_bytes` holds, in whole
+// sequences of max_seq_len (vLLM's gpu_memory_utilization, applied to the
+// memory left after the policy, its fp32 masters and AdamW state and the
+// reference are allocated). ConfigError naming the numbers when not even one
+// sequence fits.
+int64_t kv_budget_from_memory(int64_t free_bytes, double fraction, int64_t bytes_per_token, int64_t max_seq_len);
+
 }  // namespace agentrl::model

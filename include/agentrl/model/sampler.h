@@ -49,4 +49,14 @@ SampledToken sample_token(const float* logits, int64_t vocab, const SamplerParam
 std::vector<SampledToken> sample_rows(const torch::Tensor& logits, const std::vector<SamplerParams>& params,
                                       std::vector<Rng*>& rngs);
 
+// The same rules computed with tensor ops on the logits' device (the GPU
+// path): the [S,V] logits never leave the device; one [3,S] tensor (token,
+// logprob, entropy) comes back per call. Each row still takes exactly one
+// uniform draw from rngs[i] on the host (none when greedy), so a request's
+// stream is the same on either path; the token equals sample_rows' except
+// when the draw falls within floating-point rounding of a CDF boundary
+// (cumulative sums are summed in another order).
+std::vector<SampledToken> sample_rows_on_device(const torch::Tensor& logits, const std::vector<SamplerParams>& params,
+                                                std::vector<Rng*>& rngs);
+
 }  // namespace agentrl::model

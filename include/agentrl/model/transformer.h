@@ -127,6 +127,12 @@ class TransformerLMImpl : public torch::nn::Module {
 
   // hidden [...,H] -> logits [...,V] in the parameter dtype.
   torch::Tensor logits(const torch::Tensor& hidden);
+  // The same with the lm head computed in float32 (inputs and weight cast up,
+  // fp32 accumulation and output). The engine samples from these, and the
+  // trainer's logprobs_and_entropy computes its logits the same way, so that
+  // in bf16 the behaviour and the trainer's log-probs round alike (a bf16
+  // logit has ~3 significant digits). For an fp32 model it equals logits().
+  torch::Tensor logits_fp32(const torch::Tensor& hidden);
   // [V,H]: lm_head.weight, or the embedding when tied.
   torch::Tensor lm_head_weight();
 
@@ -143,6 +149,13 @@ class TransformerLMImpl : public torch::nn::Module {
 
   torch::Device device() const;
   torch::Dtype dtype() const;
+
+  // Module::to, and the RoPE inverse frequencies (not a parameter: they stay
+  // float32 whatever the dtype) move to the new device with the weights, so
+  // no forward copies them.
+  void to(torch::Device device, torch::Dtype dtype, bool non_blocking = false) override;
+  void to(torch::Dtype dtype, bool non_blocking = false) override;
+  void to(torch::Device device, bool non_blocking = false) override;
 
   // Submodules (HF names); public for the loader and tests.
   DecoderStack model{nullptr};

@@ -73,6 +73,10 @@ namespace agentrl::rollout {
 struct EngineOptions {
   int64_t max_batch_size = 64;          // sequences decoded per step
   int64_t kv_budget_tokens = 65536;     // total KV tokens (slots = budget / max_seq_len)
+  // > 0: the budget is this fraction of the device memory free when the
+  // engine is built (after the policy, masters, optimizer state and
+  // reference), instead of kv_budget_tokens.
+  double kv_memory_fraction = 0.0;
   int64_t max_seq_len = 4096;           // prompt + generation per sequence (slot capacity)
   int64_t prefill_chunk_tokens = 2048;  // prompt tokens prefilled per step (chunked prefill)
   std::string device = "auto";          // auto = the model's device; else must match it

@@ -96,6 +96,9 @@ struct DistConfig {
   // ZeRO-1: each rank keeps the AdamW state of ~1/world of the parameters.
   // A sharded checkpoint resumes only with the world size that wrote it.
   bool shard_optimizer = false;
+  // Collective / rendezvous timeout. Longer than rank 0's evaluation and
+  // checkpoint writes, during which the other ranks wait in a barrier.
+  int64_t timeout_s = 1800;
   void visit(config::Visitor& v);
 };
 

@@ -24,8 +24,17 @@ namespace agentrl::train {
 // share only (dist.shard_optimizer).
 std::unique_ptr<torch::optim::AdamW> make_adamw(torch::nn::Module& module, const OptimConfig& c,
                                                 dist::ProcessGroup* shard_over = nullptr);
+// The same over `params` (a mixed-precision run passes its fp32 masters,
+// MasterWeights::params()).
+std::unique_ptr<torch::optim::AdamW> make_adamw(const std::vector<torch::Tensor>& params, const OptimConfig& c,
+                                                dist::ProcessGroup* shard_over = nullptr);
 // The parameters `opt` steps (all of its param groups).
 std::vector<torch::Tensor> optimizer_parameters(const torch::optim::Optimizer& opt);
+
+// Creates AdamW's state (step 0, zero moments) for every parameter that has
+// none, as its first step would, so that the memory exists up front (the
+// engine sizes its KV cache from what is left). Steps are unchanged by it.
+void materialize_optimizer_state(torch::optim::AdamW& opt);
 
 // LR at optimizer step `step` (0-based) of `total_steps`: linear warmup from 0
 // over warmup_steps, then constant / linear decay / cosine decay to
@@ -35,6 +44,8 @@ void set_lr(torch::optim::Optimizer& opt, double lr);
 
 // Global L2 norm of all gradients (non-finite if any gradient is), and
 // clipping to max_norm (no-op when max_norm <= 0 or the norm is non-finite).
+// The squares are summed on the gradients' device in fp32 per tensor and
+// fp64 across tensors; the one host sync is reading the total.
 double clip_grad_norm(torch::nn::Module& module, double max_norm);
 // The same over `params`, whose squared norm is first passed through
 // `sum_over_ranks`: with ZeRO-1 each rank holds the reduced gradients of its

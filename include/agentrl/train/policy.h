@@ -14,6 +14,7 @@
 #include "agentrl/text/chat_template.h"
 #include "agentrl/text/tokenizer.h"
 #include "agentrl/train/experiment_config.h"
+#include "agentrl/train/master_weights.h"
 
 namespace agentrl::train {
 
@@ -34,8 +35,10 @@ Policy load_policy_dir(const ExperimentConfig& cfg, const std::string& model_dir
 // tokenizer.train is set.
 Policy build_initial_policy(const ExperimentConfig& cfg, const envs::EnvSuite& suite, const std::string& run_dir);
 
-// Writes the policy as an HF directory (config, safetensors, tokenizer files).
-void save_policy(Policy& policy, const std::string& dir);
+// Writes the policy as an HF directory (config, safetensors, tokenizer files),
+// in the model's dtype; with enabled `masters` (a bf16/fp16 run), the fp32
+// masters in float32, so that resume restores them bit for bit.
+void save_policy(Policy& policy, const std::string& dir, const MasterWeights* masters = nullptr);
 
 // Text the tokenizer of a from-scratch policy is trained on: prompts and
 // expert responses of `episodes` expert episodes.

@@ -21,6 +21,7 @@
 #include "agentrl/model/transformer.h"
 #include "agentrl/rollout/train_batch.h"
 #include "agentrl/train/experiment_config.h"
+#include "agentrl/train/master_weights.h"
 
 namespace agentrl::train {
 
@@ -54,12 +55,16 @@ struct DistHooks {
 };
 
 // Runs actor.ppo_epochs x actor.mini_batches optimizer steps on `batch`
-// (whose old_logprobs/ref_logprobs/advantages are filled). Returns averaged
+// (whose old_logprobs/ref_logprobs/advantages are filled). `optimizer` steps
+// masters.params(); gradients are accumulated into them after every
+// micro-batch and the stepped masters are copied into `model`'s weights
+// under the weight lock. Returns averaged
 // metrics ("actor/pg_loss", "actor/clip_frac_high", "actor/grad_norm", ...).
 // Throws Error when trainer.max_nonfinite_steps consecutive steps were
 // non-finite.
-std::map<std::string, double> ppo_update(model::TransformerLM& model, torch::optim::Optimizer& optimizer,
-                                         const rollout::TrainBatch& batch, const ExperimentConfig& cfg,
+std::map<std::string, double> ppo_update(model::TransformerLM& model, MasterWeights& masters,
+                                         torch::optim::Optimizer& optimizer, const rollout::TrainBatch& batch,
+                                         const ExperimentConfig& cfg,
                                          int64_t total_optimizer_steps, UpdateCounters& counters, Rng& rng,
                                          const WeightLock& lock_weights, const DistHooks& dist = {});
 

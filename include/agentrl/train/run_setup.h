@@ -80,6 +80,8 @@ void add_mismatch_metrics(const rollout::TrainBatch& batch, bool recomputed, std
 
 // A deep copy of a model (frozen reference policy).
 model::TransformerLM clone_model(model::TransformerLM& model);
+// dst's weights := src's (same architecture, any dtype/device).
+void copy_model_weights(model::TransformerLM& src, model::TransformerLM& dst);
 
 inline double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
