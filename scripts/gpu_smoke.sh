@@ -58,6 +58,8 @@ options:
   --work DIR         scratch space for models and runs, several GB (default: <build dir>/smoke-work)
   --steps LIST       comma-separated subset of version,parity,resume,bench,unit (default: all)
   --shape S          tiny | 0.5b: model shape of the parity and bench steps (default: 0.5b; tiny with --cpu)
+  --dtype D          float32 | bfloat16: training dtype of the resume and bench steps (default: bfloat16;
+                     float32 with --cpu)
   --tokenizer DIR    tokenizer of the bench step (default: the Qwen3 tokenizer of
                      scripts/install_test_tokenizers.sh if present, else one trained on env text)
   --budget SECONDS   wall-clock budget of the whole run; steps that no longer fit are skipped (default: 570)
@@ -74,7 +76,7 @@ need_value() { [[ $# -ge 2 && -n "$2" ]] || die "$1 needs a value (see --help)";
 
 MODE=gpu
 FETCH_DIR="" DEBS_DIR="" TORCH_ARG="" CUDA_HOME_ARG="" OUT="" BUILD_DIR="" PREFIX="" WORK=""
-STEPS="version,parity,resume,bench,unit" SHAPE="" TOKENIZER="" BUDGET=570 JOBS="$(nproc)" KEEP_WORK=0
+STEPS="version,parity,resume,bench,unit" SHAPE="" DTYPE_ARG="" TOKENIZER="" BUDGET=570 JOBS="$(nproc)" KEEP_WORK=0
 while (($#)); do
   case "$1" in
     --fetch-debs) need_value "$@"; FETCH_DIR="$2"; shift 2 ;;
@@ -87,6 +89,7 @@ while (($#)); do
     --work) need_value "$@"; WORK="$2"; shift 2 ;;
     --steps) need_value "$@"; STEPS="$2"; shift 2 ;;
     --shape) need_value "$@"; SHAPE="$2"; shift 2 ;;
+    --dtype) need_value "$@"; DTYPE_ARG="$2"; shift 2 ;;
     --tokenizer) need_value "$@"; TOKENIZER="$2"; shift 2 ;;
     --budget) need_value "$@"; BUDGET="$2"; shift 2 ;;
     --jobs) need_value "$@"; JOBS="$2"; shift 2 ;;
@@ -208,13 +211,14 @@ if [[ "$MODE" == cpu ]]; then
   [[ -z "$DEBS_DIR$TORCH_ARG$CUDA_HOME_ARG$PREFIX" ]] || die "--cpu uses the existing build; --debs/--torch/--cuda-home/--prefix do not apply"
   BUILD_DIR="${BUILD_DIR:-$ROOT/build}"
   SHAPE="${SHAPE:-tiny}"
-  DEVICE=cpu DTYPE=float32
+  DEVICE=cpu DTYPE="${DTYPE_ARG:-float32}"
 else
   BUILD_DIR="${BUILD_DIR:-$ROOT/build-gpu}"
   PREFIX="${PREFIX:-$ROOT/build-gpu-deps}"
   SHAPE="${SHAPE:-0.5b}"
-  DEVICE=cuda DTYPE=bfloat16
+  DEVICE=cuda DTYPE="${DTYPE_ARG:-bfloat16}"
 fi
+[[ "$DTYPE" == float32 || "$DTYPE" == bfloat16 ]] || die "--dtype: expected float32 or bfloat16, got '$DTYPE'"
 [[ "$SHAPE" == tiny || "$SHAPE" == 0.5b ]] || die "--shape: expected tiny or 0.5b, got '$SHAPE'"
 mkdir -p "$BUILD_DIR"
 BUILD_DIR="$(cd "$BUILD_DIR" && pwd)"
