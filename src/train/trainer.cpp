@@ -145,8 +145,10 @@ TrainSummary Trainer::run() {
   s.configured_device = cfg.model.device;
   cfg.model.device = dist::bind_rank_device(cfg.model.device, s.rv.world_size, s.rv.local_rank).str();
   if (s.rv.world_size > 1) {
-    s.pg = std::make_unique<dist::ProcessGroup>(s.rv, model::resolve_device(cfg.model.device),
-                                                std::chrono::seconds(cfg.dist.timeout_s));
+    const auto device = model::resolve_device(cfg.model.device);
+    const std::chrono::milliseconds timeout = std::chrono::seconds(cfg.dist.timeout_s);
+    s.pg = s.opt.make_process_group ? s.opt.make_process_group(s.rv, device, timeout)
+                                    : std::make_unique<dist::ProcessGroup>(s.rv, device, timeout);
     s.collective = std::make_unique<dist::C10dCollective>(*s.pg);
   } else {
     s.collective = std::make_unique<LocalCollective>();

@@ -4,70 +4,21 @@
 // refused by name before it reaches the backend.
 #include <gtest/gtest.h>
 
-#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
-#if TORCH_VERSION_MAJOR >= 2
-#include <torch/csrc/distributed/c10d/Backend.hpp>
-#endif
-
 #include "agentrl/core/error.h"
 #include "agentrl/dist/process_group.h"
 #include "agentrl/dist/zero_optimizer.h"
+#include "dist/fake_backend.h"
 
 namespace agentrl::dist {
 namespace {
 
-class DoneWork : public c10d::Work {
- public:
-  bool isCompleted() override { return true; }
-  bool wait(std::chrono::milliseconds) override { return true; }
-};
-
-// Rank 0 of a pretend two-rank group whose other rank holds the same values:
-// a sum doubles, min/max/broadcast keep them. Records the device of every
-// tensor and rejects those that are not on `device` (as NCCL rejects host tensors).
-class DeviceStrictBackend : public C10dBackend {
- public:
-  explicit DeviceStrictBackend(torch::Device device) : C10dBackend(0, 2), device_(device) {}
-  const std::string getBackendName() const override { return "device-strict"; }
-  std::vector<torch::Device> seen;
-
-  c10::intrusive_ptr<c10d::Work> allreduce(std::vector<at::Tensor>& ts, const c10d::AllreduceOptions& o) override {
-    accept(ts);
-    if (o.reduceOp == c10d::ReduceOp::SUM)
-      for (auto& t : ts) t.mul_(2);
-    return c10::make_intrusive<DoneWork>();
-  }
-  c10::intrusive_ptr<c10d::Work> reduce(std::vector<at::Tensor>& ts, const c10d::ReduceOptions&) override {
-    accept(ts);
-    for (auto& t : ts) t.mul_(2);
-    return c10::make_intrusive<DoneWork>();
-  }
-  c10::intrusive_ptr<c10d::Work> broadcast(std::vector<at::Tensor>& ts, const c10d::BroadcastOptions&) override {
-    accept(ts);
-    return c10::make_intrusive<DoneWork>();
-  }
-  c10::intrusive_ptr<c10d::Work> allgather(std::vector<std::vector<at::Tensor>>& out, std::vector<at::Tensor>& in,
-                                           const c10d::AllgatherOptions&) override {
-    accept(in);
-    for (auto& o : out[0]) o.copy_(in[0]);
-    return c10::make_intrusive<DoneWork>();
-  }
-
- private:
-  void accept(const std::vector<at::Tensor>& ts) {
-    for (const auto& t : ts) {
-      TORCH_CHECK(t.device() == device_, "device-strict backend: tensor on ", t.device(), ", expected ", device_);
-      seen.push_back(t.device());
-    }
-  }
-  torch::Device device_;
-};
+using testing::MirrorBackend;
 
 struct Fixture {
-  c10::intrusive_ptr<DeviceStrictBackend> backend;
+  c10::intrusive_ptr<MirrorBackend> backend;
   std::unique_ptr<ProcessGroup> pg;
-  explicit Fixture(torch::Device d) : backend(c10::make_intrusive<DeviceStrictBackend>(d)) {
-    pg = std::make_unique<ProcessGroup>(backend, 0, 2, d, "device-strict");
+  explicit Fixture(torch::Device d) : backend(c10::make_intrusive<MirrorBackend>(d)) {
+    pg = std::make_unique<ProcessGroup>(backend, 0, 2, d, "mirror");
   }
 };
 
@@ -78,8 +29,8 @@ TEST(ProcessGroupDevices, HostStatisticsTravelThroughTheGroupsDevice) {
   coll.all_reduce_sum(v);
   EXPECT_EQ(v, (std::vector<double>{3.0, -4.0}));
   EXPECT_EQ(f.pg->all_gather_host(7), (std::vector<int64_t>{7, 7}));
-  ASSERT_EQ(f.backend->seen.size(), 2u);
-  for (const auto& d : f.backend->seen) EXPECT_EQ(d, f.pg->device());
+  ASSERT_EQ(f.backend->calls.size(), 2u);
+  for (const auto& c : f.backend->calls) EXPECT_EQ(c.device, f.pg->device());
 }
 
 TEST(ProcessGroupDevices, ATensorOnAnotherDeviceIsRefusedBeforeTheBackend) {
@@ -98,7 +49,7 @@ TEST(ProcessGroupDevices, ATensorOnAnotherDeviceIsRefusedBeforeTheBackend) {
       EXPECT_NE(msg.find("tensors on meta"), std::string::npos) << msg;
     }
   }
-  EXPECT_TRUE(f.backend->seen.empty());
+  EXPECT_TRUE(f.backend->calls.empty());
 }
 
 TEST(ProcessGroupDevices, GradientSynchronizerAndShardedAdamWReduceOnTheGroupsDevice) {
@@ -111,8 +62,8 @@ TEST(ProcessGroupDevices, GradientSynchronizerAndShardedAdamWReduceOnTheGroupsDe
   ShardedAdamW opt(*f.pg, lin->parameters(), torch::optim::AdamWOptions(1e-3));
   opt.reduce_gradients();
   opt.step();
-  EXPECT_FALSE(f.backend->seen.empty());
-  for (const auto& d : f.backend->seen) EXPECT_EQ(d, f.pg->device());
+  EXPECT_FALSE(f.backend->calls.empty());
+  for (const auto& c : f.backend->calls) EXPECT_EQ(c.device, f.pg->device());
 }
 
 TEST(ParameterHash, AnyBitOfAnyParameterChangesIt) {

@@ -15,9 +15,12 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 
+#include "agentrl/dist/process_group.h"
 #include "agentrl/train/experiment_config.h"
 
 namespace agentrl::train {
@@ -26,6 +29,12 @@ struct TrainOptions {
   std::string resume;  // "" | "auto" | checkpoint path
   // Stop after this many iterations of this process (testing preemption); < 0 = off.
   int64_t stop_after_iterations = -1;
+  // Builds the process group of a multi-process run (world size > 1 from the
+  // launcher's variables); unset = c10d over a TCPStore rendezvous (Gloo on
+  // CPU, NCCL on CUDA). Tests pass groups over fake backends.
+  std::function<std::unique_ptr<dist::ProcessGroup>(const dist::Rendezvous&, torch::Device,
+                                                    std::chrono::milliseconds)>
+      make_process_group;
 };
 
 struct TrainSummary {
