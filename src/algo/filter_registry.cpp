@@ -50,6 +50,12 @@ std::vector<FilterReport> apply_filters(const std::vector<std::unique_ptr<Trajec
   return reports;
 }
 
+const TrajectoryFilter* refilling_filter(const std::vector<std::unique_ptr<TrajectoryFilter>>& filters) {
+  for (const auto& f : filters)
+    if (f->max_refill_rounds() > 0) return f.get();
+  return nullptr;
+}
+
 int64_t count_groups(const std::vector<rollout::Trajectory>& batch) {
   std::set<int64_t> ids;
   for (const auto& t : batch) ids.insert(t.group_id);

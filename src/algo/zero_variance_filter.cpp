@@ -15,7 +15,12 @@ namespace {
 
 class ZeroVarianceFilter final : public TrajectoryFilter {
  public:
+  explicit ZeroVarianceFilter(ZeroVarianceConfig config) : config_(config) {}
   std::string name() const override { return "zero_variance"; }
+  // DAPO keeps generating until the batch is full: up to max_retries rounds
+  // of ceil(missing * oversample_factor) groups.
+  int64_t max_refill_rounds() const override { return config_.max_retries; }
+  int64_t refill_groups(int64_t missing) const override { return groups_to_generate(missing, config_); }
 
   FilterReport apply(std::vector<rollout::Trajectory>& batch, const FilterContext&) const override {
     FilterReport r;
@@ -41,10 +46,14 @@ class ZeroVarianceFilter final : public TrajectoryFilter {
         r.input_groups > 0 ? static_cast<double>(r.dropped_groups) / r.input_groups : 0.0;
     return r;
   }
+
+ private:
+  ZeroVarianceConfig config_;
 };
 
-const FilterRegistrar kZeroVariance("zero_variance",
-                                    [](const AlgorithmConfig&) { return std::make_unique<ZeroVarianceFilter>(); });
+const FilterRegistrar kZeroVariance("zero_variance", [](const AlgorithmConfig& c) {
+  return std::make_unique<ZeroVarianceFilter>(c.zero_variance);
+});
 
 }  // namespace
 

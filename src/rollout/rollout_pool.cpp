@@ -132,6 +132,40 @@ std::map<std::string, double> RolloutStats::scalars(const std::string& p) const 
   return m;
 }
 
+RolloutStats& RolloutStats::operator+=(const RolloutStats& o) {
+  episodes += o.episodes;
+  failed += o.failed;
+  timed_out += o.timed_out;
+  turns += o.turns;
+  invalid_turns += o.invalid_turns;
+  void_turns += o.void_turns;
+  generated_tokens += o.generated_tokens;
+  successes += o.successes;
+  reward_sum += o.reward_sum;
+  wall_seconds += o.wall_seconds;
+  generation_seconds += o.generation_seconds;
+  env_seconds += o.env_seconds;
+  return *this;
+}
+
+void RolloutStats::all_reduce(Collective& collective) {
+  std::vector<double> v{double(episodes), double(failed),     double(timed_out),  double(turns),
+                        double(invalid_turns), double(void_turns), double(generated_tokens), double(successes),
+                        reward_sum,         generation_seconds, env_seconds};
+  collective.all_reduce_sum(v);
+  episodes = int64_t(v[0]);
+  failed = int64_t(v[1]);
+  timed_out = int64_t(v[2]);
+  turns = int64_t(v[3]);
+  invalid_turns = int64_t(v[4]);
+  void_turns = int64_t(v[5]);
+  generated_tokens = int64_t(v[6]);
+  successes = int64_t(v[7]);
+  reward_sum = v[8];
+  generation_seconds = v[9] / collective.world_size();
+  env_seconds = v[10];
+}
+
 RolloutPool::RolloutPool(Generator& generator, std::shared_ptr<const envs::EnvSuite> suite,
                          std::shared_ptr<const AgentContext> ctx)
     : generator_(generator), suite_(std::move(suite)), ctx_(std::move(ctx)) {}

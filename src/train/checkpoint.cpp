@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <nlohmann/json.hpp>
+
 #include "agentrl/core/error.h"
 #include "agentrl/core/fs.h"
 
@@ -122,6 +124,39 @@ std::optional<std::string> CheckpointManager::resolve(const std::string& dir, co
     throw ConfigError("--resume " + resume + ": not a complete checkpoint (expected a step_N directory with " +
                       kStateFile + "; .tmp directories are incomplete)");
   return p.string();
+}
+
+void write_trainer_state(const TrainerState& state, const std::string& checkpoint_dir) {
+  nlohmann::json j;
+  j["iteration"] = state.iteration;
+  j["sft_done"] = state.sft_done;
+  const auto& c = state.cursor;
+  j["cursor"] = {{"split", c.split}, {"seed", c.seed}, {"epoch", c.epoch}, {"position", c.position}};
+  j["rng"] = state.rng.state();
+  const auto& k = state.counters;
+  j["counters"] = {{"optimizer_steps", k.optimizer_steps},
+                   {"consecutive_skips", k.consecutive_skips},
+                   {"kl_coef", k.kl_coef}};
+  write_file_atomic((fs::path(checkpoint_dir) / kStateFile).string(), j.dump(2));
+}
+
+TrainerState read_trainer_state(const std::string& checkpoint_dir, TrainerState initial) {
+  const auto path = (fs::path(checkpoint_dir) / kStateFile).string();
+  TrainerState st = std::move(initial);
+  try {
+    const auto j = nlohmann::json::parse(read_file(path));
+    st.iteration = j.at("iteration").get<int64_t>();
+    st.sft_done = j.at("sft_done").get<bool>();
+    st.cursor.epoch = j.at("cursor").at("epoch").get<int64_t>();
+    st.cursor.position = j.at("cursor").at("position").get<int64_t>();
+    st.rng.set_state(j.at("rng").get<std::string>());
+    st.counters.optimizer_steps = j.at("counters").at("optimizer_steps").get<int64_t>();
+    st.counters.consecutive_skips = j.at("counters").at("consecutive_skips").get<int64_t>();
+    st.counters.kl_coef = j.at("counters").at("kl_coef").get<double>();
+  } catch (const nlohmann::json::exception& e) {
+    throw FormatError(path + ": " + e.what());
+  }
+  return st;
 }
 
 }  // namespace agentrl::train

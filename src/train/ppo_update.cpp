@@ -64,104 +64,139 @@ std::map<std::string, double> gather(const DeviceMetrics& m) {
 
 }  // namespace
 
+namespace {
+
+// The loss of one micro-batch (verl's agg modes over the mini-batch's global
+// normalisers, so the micro-batch losses sum to the mini-batch loss):
+//   L = pg_loss(ratio clip) + beta * KL - c_H * H.
+algo::PolicyLossOutput micro_batch_loss(model::TransformerLM& model, const rollout::TrainBatch& micro,
+                                        const ExperimentConfig& cfg, double tokens, double sequences,
+                                        double kl_coef) {
+  const auto device = model->device();
+  model::LogprobOptions o;
+  o.chunk_tokens = cfg.model.logprob_chunk_tokens;
+  o.entropy_grad = cfg.actor.entropy_coef != 0.0;
+  // pi_theta(a_t | s_t) for every token of the micro-batch.
+  auto stats = model::logprobs_and_entropy(model, micro.input_ids.to(device), micro.attention_mask.to(device),
+                                           micro.position_ids.to(device), o);
+  algo::PolicyLossInputs in;
+  in.logprobs = stats.logprobs.to(torch::kFloat32);
+  in.entropy = stats.entropy.to(torch::kFloat32);
+  in.old_logprobs = micro.old_logprobs.to(device);
+  in.behaviour_logprobs = micro.behaviour_logprobs.to(device);
+  in.advantages = micro.advantages.to(device);
+  in.loss_mask = micro.loss_mask.to(device);
+  if (micro.ref_logprobs.defined()) in.ref_logprobs = micro.ref_logprobs.to(device);
+  in.global_tokens = tokens;
+  in.global_sequences = sequences;
+  in.kl_coef = kl_coef;
+  in.host_metrics = false;
+  return algo::compute_policy_loss(in, cfg.actor);
+}
+
+struct Accumulated {
+  DeviceMetrics metrics;    // weighted by each micro-batch's share of the loss tokens
+  torch::Tensor nonfinite;  // count of non-finite micro-batch losses, on the device
+};
+
+// Gradient accumulation over the token-budgeted micro-batches of one
+// mini-batch, into the masters' gradients (zeroed first: all of the model's
+// gradients, also those a sharded optimizer does not own).
+Accumulated accumulate(model::TransformerLM& model, MasterWeights& masters, const rollout::TrainBatch& mb,
+                       bool empty, const ExperimentConfig& cfg, double tokens, double sequences, double kl_coef) {
+  masters.zero_grad();
+  Accumulated acc;
+  acc.nonfinite = torch::zeros({}, torch::TensorOptions().device(model->device()).dtype(torch::kFloat32));
+  if (empty) return acc;  // a rank whose shard is empty still joins every collective
+  for (const auto& rows : rollout::plan_micro_batches(mb, cfg.trainer.micro_batch_tokens)) {
+    auto micro = rollout::select_rows(mb, rows);
+    auto out = micro_batch_loss(model, micro, cfg, tokens, sequences, kl_coef);
+    acc.nonfinite.add_(torch::isfinite(out.loss.detach()).logical_not().to(torch::kFloat32));
+    out.loss.backward();
+    masters.accumulate_gradients();
+    add(acc.metrics, out.metric_tensors, micro.loss_mask.sum().item<double>() / tokens, "actor/");  // CPU mask
+  }
+  return acc;
+}
+
+// After a non-finite loss or gradient on any rank, all ranks skip the step
+// together; trainer.max_nonfinite_steps skips in a row stop the run.
+void skip_step(MasterWeights& masters, const ExperimentConfig& cfg, double grad_norm, UpdateCounters& counters) {
+  masters.zero_grad();
+  ++counters.consecutive_skips;
+  log().warn("non-finite loss or gradient (grad norm {}): optimizer step skipped ({} in a row)", grad_norm,
+             counters.consecutive_skips);
+  if (counters.consecutive_skips >= cfg.trainer.max_nonfinite_steps)
+    throw Error("training stopped: " + std::to_string(counters.consecutive_skips) +
+                " consecutive optimizer steps had a non-finite loss or gradient (trainer.max_nonfinite_steps)");
+}
+
+// The AdamW step at the scheduled learning rate, under the engine's weight
+// lock; the stepped masters become the compute weights the engine samples from.
+void take_step(MasterWeights& masters, torch::optim::Optimizer& optimizer, const ExperimentConfig& cfg,
+               int64_t total_optimizer_steps, UpdateCounters& counters, const WeightLock& lock_weights) {
+  counters.consecutive_skips = 0;
+  {
+    auto lock = lock_weights();
+    set_lr(optimizer, lr_at(cfg.trainer.optim, counters.optimizer_steps, total_optimizer_steps));
+    optimizer.step();
+    masters.copy_to_model();
+  }
+  ++counters.optimizer_steps;
+}
+
+// This epoch's row order, shuffled with the trainer's own stream (resumable).
+std::vector<int64_t> shuffled_rows(int64_t n, Rng& rng) {
+  std::vector<int64_t> order(static_cast<size_t>(n));
+  std::iota(order.begin(), order.end(), 0);
+  for (size_t i = order.size(); i > 1; --i)
+    std::swap(order[i - 1], order[static_cast<size_t>(rng.uniform_int(0, static_cast<int64_t>(i) - 1))]);
+  return order;
+}
+
+}  // namespace
+
 std::map<std::string, double> ppo_update(model::TransformerLM& model, MasterWeights& masters,
                                          torch::optim::Optimizer& optimizer, const rollout::TrainBatch& batch,
-                                         const ExperimentConfig& cfg,
-                                         int64_t total_optimizer_steps, UpdateCounters& counters, Rng& rng,
-                                         const WeightLock& lock_weights, const DistHooks& dist) {
+                                         const ExperimentConfig& cfg, int64_t total_optimizer_steps,
+                                         UpdateCounters& counters, Rng& rng, const WeightLock& lock_weights,
+                                         const DistHooks& dist) {
   const auto& actor = cfg.actor;
-  const auto device = model->device();
   const int64_t N = batch.rows();
   DeviceMetrics sums;
   double grad_norm_sum = 0.0, weight_total = 0.0;
   int64_t steps = 0, skipped = 0;
   model->train();
-
   for (int64_t epoch = 0; epoch < actor.ppo_epochs; ++epoch) {
-    // Rows are shuffled per epoch with the trainer's own stream (resumable).
-    std::vector<int64_t> order(static_cast<size_t>(N));
-    std::iota(order.begin(), order.end(), 0);
-    for (size_t i = order.size(); i > 1; --i)
-      std::swap(order[i - 1], order[static_cast<size_t>(rng.uniform_int(0, static_cast<int64_t>(i) - 1))]);
-    // Every rank must take the same number of optimizer steps: the count is
-    // bounded by the smallest shard.
+    const auto order = shuffled_rows(N, rng);
+    // Every rank takes the same number of optimizer steps: bounded by the smallest shard.
     const int64_t n_mini =
         std::max<int64_t>(1, std::min<int64_t>(actor.mini_batches, static_cast<int64_t>(dist.min(double(N)))));
     for (int64_t m = 0; m < n_mini; ++m) {
       std::vector<int64_t> mini(order.begin() + m * N / n_mini, order.begin() + (m + 1) * N / n_mini);
-      // A rank whose shard is empty still joins every collective.
       auto mb = mini.empty() ? rollout::TrainBatch{} : rollout::select_rows(batch, mini);
-      // Normalisers of the whole mini-batch (over all ranks), so that summing
-      // the micro-batch losses gives exactly the mini-batch loss (gradient
-      // accumulation) and summing gradients over ranks gives the global one.
+      // Normalisers of the whole mini-batch over all ranks: summing micro-batch
+      // losses gives the mini-batch loss, summing gradients over ranks the global one.
       const double tokens = dist.sum(mini.empty() ? 0.0 : mb.loss_mask.sum().item<double>());
       const double sequences = dist.sum(static_cast<double>(mini.size()));
       if (tokens == 0) continue;
-      // All of the model's gradients: a sharded optimizer holds only its own
-      // rank's parameters, but every gradient is accumulated here (into the
-      // fp32 masters' gradients in a mixed-precision run).
-      masters.zero_grad();
-      DeviceMetrics step_metrics;
-      // Non-finite micro-batch losses, counted on the device (no host sync per micro-batch).
-      auto nonfinite = torch::zeros({}, torch::TensorOptions().device(device).dtype(torch::kFloat32));
-      const auto micro_plan = mini.empty() ? std::vector<std::vector<int64_t>>{}
-                                           : rollout::plan_micro_batches(mb, cfg.trainer.micro_batch_tokens);
-      for (const auto& rows : micro_plan) {
-        auto micro = rollout::select_rows(mb, rows);
-        model::LogprobOptions o;
-        o.chunk_tokens = cfg.model.logprob_chunk_tokens;
-        o.entropy_grad = actor.entropy_coef != 0.0;
-        // pi_theta(a_t | s_t) for every token of the micro-batch.
-        auto stats = model::logprobs_and_entropy(model, micro.input_ids.to(device), micro.attention_mask.to(device),
-                                                 micro.position_ids.to(device), o);
-        algo::PolicyLossInputs in;
-        in.logprobs = stats.logprobs.to(torch::kFloat32);
-        in.entropy = stats.entropy.to(torch::kFloat32);
-        in.old_logprobs = micro.old_logprobs.to(device);
-        in.behaviour_logprobs = micro.behaviour_logprobs.to(device);
-        in.advantages = micro.advantages.to(device);
-        in.loss_mask = micro.loss_mask.to(device);
-        if (micro.ref_logprobs.defined()) in.ref_logprobs = micro.ref_logprobs.to(device);
-        in.global_tokens = tokens;
-        in.global_sequences = sequences;
-        in.kl_coef = counters.kl_coef;
-        in.host_metrics = false;
-        // L = pg_loss(ratio clip) + beta * KL - c_H * H, aggregated per actor.loss_agg.
-        auto out = algo::compute_policy_loss(in, actor);
-        nonfinite.add_(torch::isfinite(out.loss.detach()).logical_not().to(torch::kFloat32));
-        out.loss.backward();
-        masters.accumulate_gradients();
-        add(step_metrics, out.metric_tensors, micro.loss_mask.sum().item<double>() / tokens, "actor/");  // CPU mask
-      }
+      auto acc = accumulate(model, masters, mb, mini.empty(), cfg, tokens, sequences, counters.kl_coef);
       dist.sync_gradients();
       // Clipping by the global norm: with ZeRO-1 the optimizer holds this
       // rank's parameters only, and sum_grad_sq adds the ranks' squares.
       const double grad_norm = clip_grad_norm(optimizer_parameters(optimizer), actor.grad_clip, dist.sum_grad_sq);
-      // All ranks skip together (a non-finite gradient anywhere is everywhere
-      // after the all-reduce; the loss flag is summed explicitly).
-      const bool finite = dist.sum(nonfinite.item<double>()) == 0.0;
+      // A non-finite gradient anywhere is everywhere after the all-reduce;
+      // the loss flags are summed explicitly.
+      const bool finite = dist.sum(acc.nonfinite.item<double>()) == 0.0;
       if (!finite || !std::isfinite(grad_norm)) {
-        masters.zero_grad();
         ++skipped;
-        ++counters.consecutive_skips;
-        log().warn("non-finite loss or gradient (grad norm {}): optimizer step skipped ({} in a row)", grad_norm,
-                   counters.consecutive_skips);
-        if (counters.consecutive_skips >= cfg.trainer.max_nonfinite_steps)
-          throw Error("training stopped: " + std::to_string(counters.consecutive_skips) +
-                      " consecutive optimizer steps had a non-finite loss or gradient (trainer.max_nonfinite_steps)");
+        skip_step(masters, cfg, grad_norm, counters);
         continue;
       }
-      counters.consecutive_skips = 0;
-      {
-        auto lock = lock_weights();
-        set_lr(optimizer, lr_at(cfg.trainer.optim, counters.optimizer_steps, total_optimizer_steps));
-        optimizer.step();
-        masters.copy_to_model();  // the compute weights the engine samples from
-      }
-      ++counters.optimizer_steps;
+      take_step(masters, optimizer, cfg, total_optimizer_steps, counters, lock_weights);
       ++steps;
       grad_norm_sum += grad_norm;
-      add(sums, step_metrics, 1.0);
+      add(sums, acc.metrics, 1.0);
       weight_total += 1.0;
     }
   }

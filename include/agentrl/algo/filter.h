@@ -48,7 +48,17 @@ class TrajectoryFilter {
   virtual std::string name() const = 0;
   // Filters `batch` in place, keeping the relative order of what remains.
   virtual FilterReport apply(std::vector<rollout::Trajectory>& batch, const FilterContext& context) const = 0;
+
+  // Dynamic sampling: extra generation rounds the trainer may run to replace
+  // the groups this filter drops (0 = none: the batch is just smaller), and
+  // the groups to generate in such a round while `missing` are still wanted.
+  virtual int64_t max_refill_rounds() const { return 0; }
+  virtual int64_t refill_groups(int64_t missing) const { return missing; }
 };
+
+// The filter whose refill rounds the trainer runs: the first of `filters`
+// with max_refill_rounds() > 0, or nullptr.
+const TrajectoryFilter* refilling_filter(const std::vector<std::unique_ptr<TrajectoryFilter>>& filters);
 
 using FilterFactory = std::function<std::unique_ptr<TrajectoryFilter>(const AlgorithmConfig&)>;
 

@@ -18,6 +18,7 @@
 #include <memory>
 #include <vector>
 
+#include "agentrl/core/collective.h"
 #include "agentrl/envs/env.h"
 #include "agentrl/rollout/agent_loop.h"
 #include "agentrl/rollout/generator.h"
@@ -39,6 +40,12 @@ struct RolloutStats {
   double env_seconds = 0.0;         // summed over episodes
   // Scalars for the metrics logger ("rollout/success_rate", ...).
   std::map<std::string, double> scalars(const std::string& prefix = "rollout/") const;
+  // Field-wise sum (the rounds of one iteration).
+  RolloutStats& operator+=(const RolloutStats& other);
+  // Sums the counts, rewards and env seconds over the ranks of `collective`;
+  // generation_seconds becomes the ranks' mean (they generate in parallel);
+  // wall_seconds stays this rank's.
+  void all_reduce(Collective& collective);
 };
 
 class RolloutPool {

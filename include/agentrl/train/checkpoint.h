@@ -24,6 +24,8 @@
 #include <string>
 #include <vector>
 
+#include "agentrl/train/trainer_state.h"
+
 namespace agentrl::train {
 
 class CheckpointManager {
@@ -56,5 +58,13 @@ class CheckpointManager {
 
 // fsyncs every regular file under `dir` and the directories themselves.
 void fsync_tree(const std::string& dir);
+
+// trainer_state.json of a checkpoint directory, written (atomically) and read
+// side by side: every field of TrainerState except the cursor's split and
+// seed, which come from the config (`initial`, from initial_trainer_state).
+// read_trainer_state throws FormatError naming the file and the missing or
+// mistyped key.
+void write_trainer_state(const TrainerState& state, const std::string& checkpoint_dir);
+TrainerState read_trainer_state(const std::string& checkpoint_dir, TrainerState initial);
 
 }  // namespace agentrl::train

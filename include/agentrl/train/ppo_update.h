@@ -22,6 +22,7 @@
 #include "agentrl/rollout/train_batch.h"
 #include "agentrl/train/experiment_config.h"
 #include "agentrl/train/master_weights.h"
+#include "agentrl/train/trainer_state.h"
 
 namespace agentrl::train {
 
@@ -33,12 +34,6 @@ struct TokenStatsCpu {
 };
 TokenStatsCpu score_batch(model::TransformerLM& model, const rollout::TrainBatch& batch, int64_t token_budget,
                           int64_t chunk_tokens, bool want_prob_sq);
-
-struct UpdateCounters {
-  int64_t optimizer_steps = 0;      // successful AdamW steps so far (drives the LR schedule)
-  int64_t consecutive_skips = 0;    // non-finite steps in a row
-  double kl_coef = -1;              // adaptive KL coefficient (< 0 = fixed)
-};
 
 using WeightLock = std::function<std::unique_lock<std::shared_mutex>()>;
 

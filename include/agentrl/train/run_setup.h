@@ -1,6 +1,5 @@
 // Building blocks of the trainers: run directory, metrics sinks, agent
-// contexts, the task cursor, group collection with dynamic-sampling refills,
-// resume-config checks. Kept apart from trainer.cpp so the RL loop itself
+// contexts, resume-config checks, model copies. Kept apart from trainer.cpp so the RL loop itself
 // stays short and readable.
 //
 // Thread-safety: trainer thread only.
@@ -22,6 +21,7 @@
 #include "agentrl/rollout/train_batch.h"
 #include "agentrl/train/experiment_config.h"
 #include "agentrl/train/policy.h"
+#include "agentrl/train/trainer_state.h"
 
 namespace agentrl::train {
 
@@ -47,32 +47,6 @@ void check_resume_config(const ExperimentConfig& cfg, const std::string& checkpo
 
 std::shared_ptr<rollout::AgentContext> make_agent_context(const ExperimentConfig& cfg, const Policy& policy,
                                                           bool eval);
-
-// Seeded cursor over a split: epoch e visits the tasks in the order
-// tasks.ordered(split, mix(seed, e)); (epoch, position) is the whole state.
-struct TaskCursor {
-  std::string split;
-  uint64_t seed = 0;
-  int64_t epoch = 0;
-  int64_t position = 0;
-  std::vector<envs::Task> next(const envs::TaskSource& tasks, int64_t n);
-};
-
-// Rolls out rollout.tasks_per_iteration groups, applies the filters, and
-// re-samples new groups while dynamic sampling dropped some (up to
-// algorithm.zero_variance.max_retries extra rounds). Failed episodes are
-// counted and removed. Writes rollouts/iter_<it>.jsonl when configured.
-// Adds "rollout/...", "filter/..." scalars (summed over ranks) to `metrics`.
-// With several ranks every rank draws the same global task list and runs
-// the groups of its own slice (groups are never split across ranks, and
-// seeds follow the global group index, so the union equals a 1-rank run).
-std::vector<rollout::Trajectory> collect_groups(rollout::Generator& generator,
-                                                std::shared_ptr<const envs::EnvSuite> suite,
-                                                std::shared_ptr<const rollout::AgentContext> ctx,
-                                                const std::vector<std::unique_ptr<algo::TrajectoryFilter>>& filters,
-                                                const ExperimentConfig& cfg, TaskCursor& cursor, int64_t iteration,
-                                                std::map<std::string, double>& metrics, const RunPaths& paths,
-                                                Collective& collective);
 
 // Behaviour (engine) vs recomputed pi_old log-prob mismatch on loss tokens
 // (only when pi_old was recomputed), and the rollout's mean token entropy.
