@@ -11,7 +11,16 @@ namespace fs = std::filesystem;
 
 namespace agentrl::train {
 
-int64_t rollout_round(int64_t iteration, int64_t attempt) { return iteration * 64 + attempt; }
+int64_t rollout_round(int64_t iteration, int64_t attempt) {
+  // Rounds 0..63 of an iteration keep the numbers of earlier versions
+  // (iteration * 64 + attempt), so existing runs reproduce. Round 64 of
+  // iteration i would be round 0 of iteration i + 1: later rounds take
+  // numbers from a disjoint range (the sign bit set), one per (iteration,
+  // attempt) while both are below 2^31.
+  if (attempt < 64) return iteration * 64 + attempt;
+  const uint64_t tagged = (uint64_t{1} << 63) | (static_cast<uint64_t>(iteration) << 31) | static_cast<uint64_t>(attempt);
+  return static_cast<int64_t>(tagged);
+}
 
 namespace {
 

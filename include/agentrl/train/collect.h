@@ -25,7 +25,8 @@ namespace agentrl::train {
 
 // The `round` argument of make_group_episodes (which seeds every env and
 // sampling stream of the round) for generation round `attempt` (0 = the
-// iteration's first, then refills) of iteration `iteration`.
+// iteration's first, then refills) of iteration `iteration`: distinct for
+// every (iteration, attempt) pair, however large algorithm.zero_variance.max_retries.
 int64_t rollout_round(int64_t iteration, int64_t attempt);
 
 struct CollectInputs {
