@@ -66,6 +66,24 @@ torch::Tensor aggregate_loss(const torch::Tensor& loss, const torch::Tensor& mas
                     "'; expected token-mean, seq-mean-token-sum, seq-mean-token-mean or seq-mean-token-sum-norm");
 }
 
+MetricCombine metric_combine(const std::string& name) {
+  if (name == "pg_loss" || name == "kl_loss" || name == "entropy_loss" || name == "tokens") return MetricCombine::kSum;
+  if (name == "ratio_max") return MetricCombine::kMax;
+  if (name == "kl_coef") return MetricCombine::kValue;
+  return MetricCombine::kTokenMean;
+}
+
+std::vector<std::string> policy_loss_metric_names(const ActorConfig& cfg, bool with_entropy) {
+  std::vector<std::string> names{"pg_loss", "clip_frac_high", "clip_frac_low", "approx_kl",
+                                 "ratio_mean", "ratio_max", "tokens"};
+  if (cfg.dual_clip > 0) names.push_back("dual_clip_frac");
+  if (cfg.tis_cap > 0) names.insert(names.end(), {"tis_clip_frac", "tis_weight_mean"});
+  if (cfg.kl.enabled && cfg.kl.use_as == "loss") names.insert(names.end(), {"kl", "kl_loss", "kl_coef"});
+  if (cfg.entropy_coef != 0) names.push_back("entropy_loss");
+  if (with_entropy) names.push_back("entropy");
+  return names;
+}
+
 PolicyLossOutput compute_policy_loss(const PolicyLossInputs& in, const ActorConfig& cfg) {
   if (cfg.loss != "ppo_clip") throw ConfigError("actor.loss: unknown policy loss '" + cfg.loss + "'; expected ppo_clip");
   if (cfg.dual_clip != 0 && cfg.dual_clip <= 1.0) {

@@ -1,6 +1,7 @@
 #include "agentrl/train/ppo_update.h"
 
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 #include "agentrl/core/error.h"
@@ -39,14 +40,32 @@ TokenStatsCpu score_batch(model::TransformerLM& model, const rollout::TrainBatch
 
 namespace {
 
-// Weighted sums of metrics kept as float64 0-d tensors on the device: no
-// host copy inside the update loop.
+// Metrics kept as float64 0-d tensors on the device: no host copy inside the
+// update loop.
 using DeviceMetrics = std::map<std::string, torch::Tensor>;
 
-void add(DeviceMetrics& sum, const DeviceMetrics& m, double w, const std::string& prefix = "") {
-  for (const auto& [k, v] : m) {
-    auto& s = sum[prefix + k];
-    s = s.defined() ? s + v * w : v * w;
+// Folds one micro-batch's metrics into its mini-batch's: loss terms and token
+// counts add, token means add weighted by `share` (the micro-batch's part of
+// the mini-batch's loss tokens), ratio_max takes the max.
+void add_micro_batch(DeviceMetrics& step, const DeviceMetrics& m, double share) {
+  for (const auto& [name, v] : m) {
+    auto& s = step["actor/" + name];
+    switch (algo::metric_combine(name)) {
+      case algo::MetricCombine::kSum: s = s.defined() ? s + v : v; break;
+      case algo::MetricCombine::kTokenMean: s = s.defined() ? s + v * share : v * share; break;
+      case algo::MetricCombine::kMax: s = s.defined() ? torch::maximum(s, v) : v; break;
+      case algo::MetricCombine::kValue: s = v; break;
+    }
+  }
+}
+
+// Folds one optimizer step's metrics into the update's: summed (averaged over
+// the steps at the end), ratio_max as the max.
+void add_step(DeviceMetrics& sums, const DeviceMetrics& step) {
+  for (const auto& [key, v] : step) {
+    auto& s = sums[key];
+    const bool is_max = algo::metric_combine(key.substr(6)) == algo::MetricCombine::kMax;
+    s = !s.defined() ? v : is_max ? torch::maximum(s, v) : s + v;
   }
 }
 
@@ -65,6 +84,28 @@ std::map<std::string, double> gather(const DeviceMetrics& m) {
 }  // namespace
 
 namespace {
+
+// The update's metrics over all ranks, in the same order on every rank (the
+// names follow from the config, whatever this rank's data): sums and token
+// means add, ratio_max takes the max. A rank without the metric adds nothing.
+std::map<std::string, double> combine_over_ranks(const std::map<std::string, double>& local,
+                                                 const algo::ActorConfig& actor, const DistHooks& dist) {
+  std::map<std::string, double> out;
+  for (const auto& name : algo::policy_loss_metric_names(actor, /*with_entropy=*/true)) {
+    const std::string key = "actor/" + name;
+    const auto it = local.find(key);
+    const auto how = algo::metric_combine(name);
+    if (how == algo::MetricCombine::kMax) {
+      const double v = dist.max(it == local.end() ? -std::numeric_limits<double>::infinity() : it->second);
+      out[key] = std::isfinite(v) ? v : 0.0;
+    } else if (how == algo::MetricCombine::kValue) {
+      out[key] = it == local.end() ? 0.0 : it->second;
+    } else {
+      out[key] = dist.sum(it == local.end() ? 0.0 : it->second);
+    }
+  }
+  return out;
+}
 
 // The loss of one micro-batch (verl's agg modes over the mini-batch's global
 // normalisers, so the micro-batch losses sum to the mini-batch loss):
@@ -114,7 +155,7 @@ Accumulated accumulate(model::TransformerLM& model, MasterWeights& masters, cons
     acc.nonfinite.add_(torch::isfinite(out.loss.detach()).logical_not().to(torch::kFloat32));
     out.loss.backward();
     masters.accumulate_gradients();
-    add(acc.metrics, out.metric_tensors, micro.loss_mask.sum().item<double>() / tokens, "actor/");  // CPU mask
+    add_micro_batch(acc.metrics, out.metric_tensors, micro.loss_mask.sum().item<double>() / tokens);  // CPU mask
   }
   return acc;
 }
@@ -196,13 +237,15 @@ std::map<std::string, double> ppo_update(model::TransformerLM& model, MasterWeig
       take_step(masters, optimizer, cfg, total_optimizer_steps, counters, lock_weights);
       ++steps;
       grad_norm_sum += grad_norm;
-      add(sums, acc.metrics, 1.0);
+      add_step(sums, acc.metrics);
       weight_total += 1.0;
     }
   }
   model->eval();
-  std::map<std::string, double> out;
-  for (const auto& [k, v] : gather(sums)) out[k] = weight_total > 0 ? v / weight_total : 0.0;
+  auto out = combine_over_ranks(gather(sums), cfg.actor, dist);
+  for (auto& [k, v] : out)
+    if (algo::metric_combine(k.substr(6)) != algo::MetricCombine::kMax) v = weight_total > 0 ? v / weight_total : 0.0;
+  if (weight_total == 0) out.clear();  // no step taken: no loss to report
   if (weight_total > 0) out["actor/grad_norm"] = grad_norm_sum / weight_total;
   out["actor/optimizer_steps"] = static_cast<double>(steps);
   out["actor/skipped_steps"] = static_cast<double>(skipped);

@@ -179,6 +179,11 @@ DistHooks make_dist_hooks(RunContext& c) {
     c.collective->all_reduce_min(v);
     return v[0];
   };
+  hooks.max = [&c](double x) {
+    std::vector<double> v{x};
+    c.collective->all_reduce_max(v);
+    return v[0];
+  };
   hooks.sync_gradients = [&c] {
     if (auto* zero = dynamic_cast<dist::ShardedAdamW*>(c.optimizer.get())) zero->reduce_gradients();
     else c.grad_sync->all_reduce(/*average=*/false);

@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cmath>
 
 #include "agentrl/algo/policy_loss.h"
@@ -307,6 +309,42 @@ TEST(KlController, AdaptiveUpdateFollowsZieglerEtAl) {
   KlController fixed(cfg);
   fixed.update(5.0, 10);
   EXPECT_EQ(fixed.value(), 0.1);
+}
+
+}  // namespace
+}  // namespace agentrl::algo
+
+namespace agentrl::algo {
+namespace {
+
+TEST(PolicyLossMetricNames, AreExactlyTheKeysTheLossProducesUnderEachConfig) {
+  // ppo_update reduces these names over ranks in this order on every rank: a
+  // name the loss does not produce (or a key missing here) would desynchronise
+  // the collectives or drop a metric.
+  for (int variant = 0; variant < 5; ++variant) {
+    ActorConfig cfg;
+    if (variant == 1) cfg.dual_clip = 3.0;
+    if (variant == 2) cfg.tis_cap = 2.0;
+    if (variant == 3) {
+      cfg.kl.enabled = true;
+      cfg.kl.use_as = "loss";
+    }
+    if (variant == 4) cfg.entropy_coef = 0.01;
+    PolicyLossInputs in;
+    in.old_logprobs = torch::zeros({1, 3}, torch::kFloat64);
+    in.logprobs = torch::full({1, 3}, -0.5, torch::kFloat64);
+    in.behaviour_logprobs = torch::zeros({1, 3}, torch::kFloat64);
+    in.ref_logprobs = torch::zeros({1, 3}, torch::kFloat64);
+    in.entropy = torch::ones({1, 3}, torch::kFloat64);
+    in.advantages = torch::ones({1, 3}, torch::kFloat64);
+    in.loss_mask = torch::ones({1, 3}, torch::kFloat64);
+    auto out = compute_policy_loss(in, cfg);
+    std::vector<std::string> keys;
+    for (const auto& kv : out.metrics) keys.push_back(kv.first);
+    auto names = policy_loss_metric_names(cfg, /*with_entropy=*/true);
+    std::sort(names.begin(), names.end());
+    EXPECT_EQ(keys, names) << "variant " << variant;
+  }
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "agentrl/algo/algo_config.h"
 #include "agentrl/rollout/train_batch.h"
@@ -56,6 +57,20 @@ struct PolicyLossOutput {
   std::map<std::string, double> metrics;
   std::map<std::string, torch::Tensor> metric_tensors;
 };
+
+// How a metric of PolicyLossOutput combines over the micro-batches of a
+// mini-batch and over data-parallel ranks, so that the logged value is that
+// of the whole mini-batch: kSum for the loss terms (already divided by the
+// mini-batch's global normalisers) and `tokens`; kTokenMean for means over
+// the call's loss tokens (weighted by the call's share of the mini-batch's
+// tokens); kMax for ratio_max; kValue for kl_coef (the same everywhere).
+enum class MetricCombine { kSum, kTokenMean, kMax, kValue };
+MetricCombine metric_combine(const std::string& name);
+
+// The metric names compute_policy_loss produces under `cfg` (with
+// `with_entropy` when PolicyLossInputs::entropy is given): the same on every
+// rank, whatever its data.
+std::vector<std::string> policy_loss_metric_names(const ActorConfig& cfg, bool with_entropy);
 
 // actor.loss == "ppo_clip" (Schulman et al. 2017, arXiv 1707.06347, eq. 7),
 // with clip-higher (DAPO eq. 10: separate eps_low / eps_high), dual clip

@@ -45,6 +45,7 @@ using WeightLock = std::function<std::unique_lock<std::shared_mutex>()>;
 struct DistHooks {
   std::function<double(double)> sum = [](double x) { return x; };
   std::function<double(double)> min = [](double x) { return x; };
+  std::function<double(double)> max = [](double x) { return x; };
   std::function<void()> sync_gradients = [] {};
   std::function<double(double)> sum_grad_sq = [](double x) { return x; };
 };
@@ -53,8 +54,10 @@ struct DistHooks {
 // (whose old_logprobs/ref_logprobs/advantages are filled). `optimizer` steps
 // masters.params(); gradients are accumulated into them after every
 // micro-batch and the stepped masters are copied into `model`'s weights
-// under the weight lock. Returns averaged
-// metrics ("actor/pg_loss", "actor/clip_frac_high", "actor/grad_norm", ...).
+// under the weight lock. Returns metrics ("actor/pg_loss",
+// "actor/clip_frac_high", "actor/grad_norm", ...): each that of the whole
+// mini-batch over all ranks (see algo::metric_combine), averaged over the
+// optimizer steps taken; actor/ratio_max is the largest ratio of the update.
 // Throws Error when trainer.max_nonfinite_steps consecutive steps were
 // non-finite.
 std::map<std::string, double> ppo_update(model::TransformerLM& model, MasterWeights& masters,
