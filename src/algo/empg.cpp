@@ -55,7 +55,14 @@ class EmpgEstimator final : public AdvantageEstimator {
       for (size_t t = 0; t < batch[i].turns.size(); ++t) {
         if (batch[i].turns[t].generated_tokens.empty()) continue;
         steps_of[i][t] = static_cast<int64_t>(steps.size());
-        steps.push_back({i, t, step_entropy(batch[i], t)});
+        const double h = step_entropy(batch[i], t);
+        // One NaN would make the batch min / max, and with them every
+        // advantage of the batch, NaN.
+        if (!std::isfinite(h))
+          throw Error("empg: episode '" + batch[i].episode_id + "' turn " + std::to_string(t) +
+                      " has a non-finite step entropy (" + std::to_string(h) +
+                      "): the rollout's token entropies must be finite");
+        steps.push_back({i, t, h});
       }
     }
     // (2) batch min-max normalisation.

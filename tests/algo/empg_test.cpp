@@ -4,6 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include <cmath>
 
 #include "agentrl/algo/advantage.h"
@@ -195,6 +197,22 @@ TEST(Empg, MissingEntropiesAreAnErrorNamingTheStep) {
     EXPECT_THAT(e.what(), ::testing::HasSubstr("episode '0-1' turn 0"));
     EXPECT_THAT(e.what(), ::testing::HasSubstr("0 entropies for 1 generated tokens"));
   }
+}
+
+TEST(Empg, ANonFiniteStepEntropyIsAnErrorNamingTheStepNotANaNBatch) {
+  // Before: the NaN reached the batch min / max and every advantage of the
+  // batch became NaN, which the PPO update then skipped step after step.
+  auto b = small_batch();
+  b[1].turns[0].entropies[0] = std::numeric_limits<float>::quiet_NaN();
+  try {
+    run_empg(b);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("episode '" + b[1].episode_id + "' turn 0"));
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("non-finite step entropy"));
+  }
+  b[1].turns[0].entropies[0] = std::numeric_limits<float>::infinity();
+  EXPECT_THROW(run_empg(b), Error);
 }
 
 }  // namespace
