@@ -83,7 +83,8 @@ void ActorConfig::visit(config::Visitor& v) {
   v.field("loss_agg", loss_agg, "loss aggregation (verl agg_loss modes)",
           {"token-mean", "seq-mean-token-sum", "seq-mean-token-mean", "seq-mean-token-sum-norm"});
   v.field("loss_agg_norm_length", loss_agg_norm_length,
-          "constant divisor of seq-mean-token-sum-norm; 0 = padded batch length", Range::at_least(0));
+          "constant divisor of seq-mean-token-sum-norm (required by that mode; e.g. the longest response the rollout "
+          "allows); 0 = unset", Range::at_least(0));
   v.section("kl", kl, "KL to the reference policy");
   v.field("entropy_coef", entropy_coef, "entropy bonus coefficient", Range::at_least(0));
   v.field("tis_cap", tis_cap, "truncated importance-sampling cap on pi_old / pi_behaviour; 0 = off",

@@ -99,6 +99,12 @@ PolicyLossOutput compute_policy_loss(const PolicyLossInputs& in, const ActorConf
   const auto adv = in.advantages.to(dtype).detach();
   const auto old_lp = in.old_logprobs.to(dtype).detach();
   const auto local_tokens = mask.detach().sum().to(torch::kFloat64);
+  // The padded width of a micro-batch (prompt included) depends on which rows
+  // it holds: as the divisor it would give a row a weight that depends on its
+  // micro-batch, the length bias Dr.GRPO removes. verl divides by a constant.
+  if (cfg.loss_agg == "seq-mean-token-sum-norm" && cfg.loss_agg_norm_length <= 0)
+    throw ConfigError("actor.loss_agg: seq-mean-token-sum-norm needs a constant divisor: set "
+                      "actor.loss_agg_norm_length (e.g. the longest response the rollout allows)");
   const double agg_norm = static_cast<double>(cfg.loss_agg_norm_length);
   auto agg = [&](const torch::Tensor& x) {
     return aggregate_loss(x, mask, cfg.loss_agg, in.global_tokens, in.global_sequences, agg_norm);

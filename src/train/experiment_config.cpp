@@ -1,5 +1,8 @@
 #include "agentrl/train/experiment_config.h"
 
+#include "agentrl/core/error.h"
+#include "agentrl/core/logging.h"
+
 namespace agentrl::train {
 
 using config::Range;
@@ -107,9 +110,29 @@ void ExperimentConfig::visit(config::Visitor& v) {
   envs.visit(v);
 }
 
+namespace {
+
+// Rules that tie keys of different sections together (each key's own type
+// and range are checked while loading).
+void check_consistency(const ExperimentConfig& c, const std::string& path) {
+  const auto& actor = c.actor;
+  if (actor.loss_agg == "seq-mean-token-sum-norm" && actor.loss_agg_norm_length <= 0)
+    throw ConfigError(path + ": actor.loss_agg seq-mean-token-sum-norm needs a constant divisor: set "
+                      "actor.loss_agg_norm_length (e.g. rollout.max_new_tokens x rollout.max_turns = " +
+                      std::to_string(c.rollout.max_new_tokens * c.rollout.max_turns) + ")");
+  if (c.algorithm.adv_estimator == "drgrpo" && actor.loss_agg != "seq-mean-token-sum-norm")
+    log().warn("{}: algorithm.adv_estimator drgrpo with actor.loss_agg {}: Dr.GRPO (arXiv 2503.20783) also "
+               "removes the per-response length normalisation; use seq-mean-token-sum-norm with "
+               "actor.loss_agg_norm_length",
+               path, actor.loss_agg);
+}
+
+}  // namespace
+
 ExperimentConfig load_experiment_config(const std::string& path, const std::vector<std::string>& overrides) {
   ExperimentConfig c;
   config::load(c, path, overrides);
+  check_consistency(c, path);
   return c;
 }
 

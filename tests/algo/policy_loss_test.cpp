@@ -156,12 +156,31 @@ TEST(AggregateLoss, ModesThroughThePolicyLoss) {
   for (const auto& [mode, value] : expected) {
     ActorConfig cfg;
     cfg.loss_agg = mode;
+    cfg.loss_agg_norm_length = 4;
     PolicyLossInputs in;
     in.old_logprobs = torch::full({3, 4}, -1.0, torch::kFloat64);
     in.logprobs = in.old_logprobs.clone();
     in.advantages = -t2(kLoss);
     in.loss_mask = t2(kMask);
     EXPECT_NEAR(compute_policy_loss(in, cfg).loss.item<double>(), value, 1e-9) << mode;
+  }
+}
+
+TEST(AggregateLoss, SeqMeanTokenSumNormWithoutAConstantLengthIsRefused) {
+  // The padded width of a micro-batch changes with its rows: one row's loss
+  // weight would depend on which micro-batch it lands in.
+  ActorConfig cfg;
+  cfg.loss_agg = "seq-mean-token-sum-norm";
+  PolicyLossInputs in;
+  in.old_logprobs = torch::full({3, 4}, -1.0, torch::kFloat64);
+  in.logprobs = in.old_logprobs.clone();
+  in.advantages = -t2(kLoss);
+  in.loss_mask = t2(kMask);
+  try {
+    compute_policy_loss(in, cfg);
+    FAIL() << "expected a ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("actor.loss_agg_norm_length"));
   }
 }
 

@@ -70,6 +70,16 @@ TEST(Cli, OutOfRangeValueExitsTwo) {
   EXPECT_NE(r.output.find("rollout.group_size"), std::string::npos) << r.output;
 }
 
+TEST(Cli, SeqMeanTokenSumNormWithoutItsConstantIsRefusedAtLoad) {
+  auto f = write_tmp("sum_norm.yaml", "actor:\n  loss_agg: seq-mean-token-sum-norm\n");
+  auto r = run_agentrl("train " + f);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("sum_norm.yaml: actor.loss_agg seq-mean-token-sum-norm needs a constant divisor"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("actor.loss_agg_norm_length"), std::string::npos) << r.output;
+}
+
 TEST(Cli, EvalSampledNeedsAModelPolicyAndAPositiveCount) {
   const std::string cfg = std::string(AGENTRL_SOURCE_DIR) + "/configs/quickstart.yaml";
   auto expert = run_agentrl("eval " + cfg + " --policy expert --sampled 2");

@@ -109,7 +109,7 @@ struct ActorConfig {
   double clip_high = 0.2;    // epsilon above 1; DAPO clip-higher uses 0.28
   double dual_clip = 3.0;    // dual-clip constant c for A < 0 (Ye et al. 2020, arXiv 1912.09729); 0 = off
   std::string loss_agg = "token-mean";  // token-mean | seq-mean-token-sum | seq-mean-token-mean | seq-mean-token-sum-norm
-  int64_t loss_agg_norm_length = 0;     // divisor of seq-mean-token-sum-norm; 0 = padded length T of the batch (verl)
+  int64_t loss_agg_norm_length = 0;     // constant divisor of seq-mean-token-sum-norm (required by it); 0 = unset
   KlConfig kl;
   double entropy_coef = 0.0;  // entropy bonus: loss -= coef * agg(entropy)
   double tis_cap = 0.0;       // truncated IS weight min(pi_old / pi_behaviour, cap); 0 = off

@@ -90,6 +90,8 @@ PolicyLossOutput compute_policy_loss(const PolicyLossInputs& inputs, const Actor
 //  seq-mean-token-sum-norm: sum(L * m) / norm_length (default T = L.size(1));
 //                           Dr.GRPO's constant normaliser (arXiv 2503.20783)
 // Note that seq-mean-token-sum-norm, as in verl, does not divide by N.
+// compute_policy_loss refuses it without actor.loss_agg_norm_length
+// (ConfigError): T of a micro-batch varies with the rows it holds.
 torch::Tensor aggregate_loss(const torch::Tensor& loss, const torch::Tensor& mask, const std::string& mode,
                              double tokens = 0, double sequences = 0, double norm_length = 0);
 
