@@ -29,16 +29,21 @@ std::map<std::string, double> masked_stats(const torch::Tensor& values, const to
           {prefix + "count", s[0]}};
 }
 
-double logit_update_norm(const torch::Tensor& logprobs, const torch::Tensor& prob_sq_sum,
-                         const torch::Tensor& advantages, const torch::Tensor& loss_mask, Collective& collective) {
+torch::Tensor logit_update_norm_per_token(const torch::Tensor& logprobs, const torch::Tensor& prob_sq_sum,
+                                          const torch::Tensor& advantages, const torch::Tensor& loss_mask) {
   torch::NoGradGuard ng;
   auto lp = logprobs.detach().to(torch::kFloat64);
   auto p = torch::exp(lp);
   // Rounding can push 1 - 2P + sum P^2 = ||e_c - p||^2 slightly below 0.
   auto sq = (1.0 - 2.0 * p + prob_sq_sum.detach().to(torch::kFloat64)).clamp_min(0.0);
-  auto per_token = advantages.detach().to(torch::kFloat64).abs() * torch::sqrt(sq);
   auto m = loss_mask.detach().to(torch::kFloat64);
-  std::vector<double> s = {(per_token * m).sum().item<double>(), m.sum().item<double>()};
+  return advantages.detach().to(torch::kFloat64).abs() * torch::sqrt(sq) * m;
+}
+
+double logit_update_norm(const torch::Tensor& logprobs, const torch::Tensor& prob_sq_sum,
+                         const torch::Tensor& advantages, const torch::Tensor& loss_mask, Collective& collective) {
+  auto per_token = logit_update_norm_per_token(logprobs, prob_sq_sum, advantages, loss_mask);
+  std::vector<double> s = {per_token.sum().item<double>(), loss_mask.detach().to(torch::kFloat64).sum().item<double>()};
   collective.all_reduce_sum(s);
   return s[1] > 0 ? s[0] / s[1] : 0.0;
 }

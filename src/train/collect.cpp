@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <set>
 
+#include "agentrl/algo/diagnostics.h"
 #include "agentrl/rollout/rollout_pool.h"
 #include "agentrl/rollout/trajectory_io.h"
 
@@ -29,9 +30,39 @@ struct Gathered {
   std::vector<rollout::Trajectory> kept, dumped;
   std::set<int64_t> kept_groups;
   rollout::RolloutStats stats;
-  std::map<std::string, double> filter_metrics;
+  std::vector<algo::FilterReport> filter_totals;  // per filter, counts summed over the rounds
   int64_t next_group = 0;  // global group index of the next round's first group
 };
+
+void add_counts(algo::FilterReport& total, const algo::FilterReport& r) {
+  total.filter = r.filter;
+  total.input_trajectories += r.input_trajectories;
+  total.input_groups += r.input_groups;
+  total.dropped_groups += r.dropped_groups;
+  total.dropped_trajectories += r.dropped_trajectories;
+  total.masked_trajectories += r.masked_trajectories;
+  total.flagged_trajectories += r.flagged_trajectories;
+}
+
+// Sums the count fields of every report over ranks (one collective).
+void all_reduce_counts(std::vector<algo::FilterReport>& reports, Collective& collective) {
+  std::vector<double> v;
+  for (const auto& r : reports)
+    v.insert(v.end(), {double(r.input_trajectories), double(r.input_groups), double(r.dropped_groups),
+                       double(r.dropped_trajectories), double(r.masked_trajectories), double(r.flagged_trajectories)});
+  if (v.empty()) return;
+  collective.all_reduce_sum(v);
+  for (size_t i = 0; i < reports.size(); ++i) {
+    const double* x = &v[6 * i];
+    auto& r = reports[i];
+    r.input_trajectories = int64_t(x[0]);
+    r.input_groups = int64_t(x[1]);
+    r.dropped_groups = int64_t(x[2]);
+    r.dropped_trajectories = int64_t(x[3]);
+    r.masked_trajectories = int64_t(x[4]);
+    r.flagged_trajectories = int64_t(x[5]);
+  }
+}
 
 // Rolls out this rank's slice of `n_tasks` new groups, drops failed episodes,
 // applies the filters and keeps groups up to this rank's share `my_want`.
@@ -58,11 +89,9 @@ void run_round(const CollectInputs& in, const ExperimentConfig& cfg, TaskCursor&
   trajs.erase(std::remove_if(trajs.begin(), trajs.end(), [](const auto& t) { return t.failed; }), trajs.end());
   algo::FilterContext fc;
   fc.training = true;
-  for (const auto& rep : algo::apply_filters(*in.filters, trajs, fc)) {
-    g.filter_metrics["filter/" + rep.filter + "/dropped_groups"] += static_cast<double>(rep.dropped_groups);
-    g.filter_metrics["filter/" + rep.filter + "/masked_trajectories"] += static_cast<double>(rep.masked_trajectories);
-    g.filter_metrics["filter/" + rep.filter + "/flagged_trajectories"] += static_cast<double>(rep.flagged_trajectories);
-  }
+  const auto reports = algo::apply_filters(*in.filters, trajs, fc);
+  if (g.filter_totals.empty()) g.filter_totals.resize(reports.size());
+  for (size_t i = 0; i < reports.size(); ++i) add_counts(g.filter_totals[i], reports[i]);
   for (auto& t : trajs) {
     if (static_cast<int64_t>(g.kept_groups.size()) >= my_want && !g.kept_groups.count(t.group_id)) continue;
     g.kept_groups.insert(t.group_id);
@@ -75,14 +104,18 @@ void report(const CollectInputs& in, Gathered& g, std::map<std::string, double>&
   g.stats.all_reduce(*in.collective);
   std::vector<double> kept_counts{double(g.kept_groups.size()), double(g.kept.size())};
   in.collective->all_reduce_sum(kept_counts);
-  for (auto& [k, v] : g.filter_metrics) {
-    std::vector<double> x{v};
-    in.collective->all_reduce_sum(x);
-    v = x[0];
+  all_reduce_counts(g.filter_totals, *in.collective);
+  for (const auto& r : g.filter_totals) {
+    metrics["filter/" + r.filter + "/dropped_groups"] = static_cast<double>(r.dropped_groups);
+    metrics["filter/" + r.filter + "/masked_trajectories"] = static_cast<double>(r.masked_trajectories);
+    metrics["filter/" + r.filter + "/flagged_trajectories"] = static_cast<double>(r.flagged_trajectories);
   }
+  // Rates of the iteration's rounds over all ranks: filter/dropped_group_rate,
+  // ..., and "<filter>/flagged_rate" (void_turn/flagged_rate: the void-turn rate).
+  auto rates = algo::filter_metrics(g.filter_totals);
+  metrics.insert(rates.begin(), rates.end());
   auto rs = g.stats.scalars();
   metrics.insert(rs.begin(), rs.end());
-  metrics.insert(g.filter_metrics.begin(), g.filter_metrics.end());
   metrics["rollout/trained_groups"] = kept_counts[0];
   metrics["rollout/trained_trajectories"] = kept_counts[1];
 }

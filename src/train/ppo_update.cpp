@@ -4,6 +4,7 @@
 #include <limits>
 #include <numeric>
 
+#include "agentrl/algo/diagnostics.h"
 #include "agentrl/core/error.h"
 #include "agentrl/core/logging.h"
 #include "agentrl/model/logprobs.h"
@@ -91,7 +92,9 @@ namespace {
 std::map<std::string, double> combine_over_ranks(const std::map<std::string, double>& local,
                                                  const algo::ActorConfig& actor, const DistHooks& dist) {
   std::map<std::string, double> out;
-  for (const auto& name : algo::policy_loss_metric_names(actor, /*with_entropy=*/true)) {
+  auto names = algo::policy_loss_metric_names(actor, /*with_entropy=*/true);
+  names.push_back("logit_update_norm");
+  for (const auto& name : names) {
     const std::string key = "actor/" + name;
     const auto it = local.find(key);
     const auto how = algo::metric_combine(name);
@@ -117,6 +120,7 @@ algo::PolicyLossOutput micro_batch_loss(model::TransformerLM& model, const rollo
   model::LogprobOptions o;
   o.chunk_tokens = cfg.model.logprob_chunk_tokens;
   o.entropy_grad = cfg.actor.entropy_coef != 0.0;
+  o.want_prob_sq = true;  // for the logit-update norm
   // pi_theta(a_t | s_t) for every token of the micro-batch.
   auto stats = model::logprobs_and_entropy(model, micro.input_ids.to(device), micro.attention_mask.to(device),
                                            micro.position_ids.to(device), o);
@@ -132,7 +136,13 @@ algo::PolicyLossOutput micro_batch_loss(model::TransformerLM& model, const rollo
   in.global_sequences = sequences;
   in.kl_coef = kl_coef;
   in.host_metrics = false;
-  return algo::compute_policy_loss(in, cfg.actor);
+  auto out = algo::compute_policy_loss(in, cfg.actor);
+  // Li (arXiv 2506.12912): the size of the logit change this step induces,
+  // |A| * ||e_c - p||, as a mean over the micro-batch's loss tokens.
+  const auto count = in.loss_mask.sum().to(torch::kFloat64).clamp_min(1.0);
+  out.metric_tensors["logit_update_norm"] =
+      algo::logit_update_norm_per_token(in.logprobs, stats.prob_sq_sum, in.advantages, in.loss_mask).sum() / count;
+  return out;
 }
 
 struct Accumulated {

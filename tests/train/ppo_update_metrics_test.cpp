@@ -4,6 +4,7 @@
 
 #include <shared_mutex>
 
+#include "agentrl/algo/diagnostics.h"
 #include "agentrl/rollout/batch_builder.h"
 #include "agentrl/train/master_weights.h"
 #include "agentrl/train/optim.h"
@@ -58,7 +59,8 @@ std::map<std::string, double> update_metrics(int64_t micro_batch_tokens, const D
 
 void expect_same(const std::map<std::string, double>& a, const std::map<std::string, double>& b) {
   for (const std::string key : {"actor/pg_loss", "actor/tokens", "actor/clip_frac_high", "actor/clip_frac_low",
-                                "actor/approx_kl", "actor/ratio_mean", "actor/ratio_max", "actor/entropy"}) {
+                                "actor/approx_kl", "actor/ratio_mean", "actor/ratio_max", "actor/entropy",
+                                "actor/logit_update_norm"}) {
     ASSERT_TRUE(a.count(key) && b.count(key)) << key;
     EXPECT_NEAR(a.at(key), b.at(key), 1e-5 * std::max(1.0, std::abs(a.at(key)))) << key;
   }
@@ -70,6 +72,20 @@ TEST(PpoUpdateMetrics, MicroBatchingDoesNotChangeTheLoggedLoss) {
   EXPECT_GT(whole.at("actor/tokens"), 30.0);
   EXPECT_GT(whole.at("actor/clip_frac_high") + whole.at("actor/clip_frac_low"), 0.0) << "not vacuous: ratios clip";
   expect_same(whole, cut);
+}
+
+TEST(PpoUpdateMetrics, LogitUpdateNormOfLiIsLoggedForTheUpdatedPolicy) {
+  // One mini-batch: its forward pass is the policy before the step, so the
+  // logged value is algo::logit_update_norm of that policy on the batch.
+  auto m = testing::tiny_train_model(0.3);
+  auto batch = batch_of_six(m);
+  const auto stats = score_batch(m, batch, 1 << 20, 64, /*want_prob_sq=*/true);
+  LocalCollective local;
+  const double expected =
+      algo::logit_update_norm(stats.logprobs, stats.prob_sq_sum, batch.advantages, batch.loss_mask, local);
+  const auto logged = update_metrics(1 << 20, {}, false);
+  EXPECT_GT(expected, 0.1);
+  EXPECT_NEAR(logged.at("actor/logit_update_norm"), expected, 1e-6 * expected);
 }
 
 TEST(PpoUpdateMetrics, TwoIdenticalRanksLogWhatOneRankLogs) {

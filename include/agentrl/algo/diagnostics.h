@@ -34,6 +34,10 @@ std::map<std::string, double> masked_stats(const torch::Tensor& values, const to
 // chunked pass as the entropy). All tensors [N, T].
 double logit_update_norm(const torch::Tensor& logprobs, const torch::Tensor& prob_sq_sum,
                          const torch::Tensor& advantages, const torch::Tensor& loss_mask, Collective& collective);
+// The per-token terms of that mean, float64 [N, T], 0 where loss_mask is 0
+// (the PPO update logs their token mean as actor/logit_update_norm).
+torch::Tensor logit_update_norm_per_token(const torch::Tensor& logprobs, const torch::Tensor& prob_sq_sum,
+                                          const torch::Tensor& advantages, const torch::Tensor& loss_mask);
 
 // Rates from filter reports, relative to the batch the first filter saw:
 // filter/dropped_group_rate, filter/dropped_trajectory_rate,
