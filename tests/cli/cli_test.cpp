@@ -3,6 +3,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
 
 #include "cli/cli_test_support.h"
 
@@ -107,6 +110,40 @@ TEST(Cli, ConfigDocListsEveryKeyWithItsDoc) {
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("algorithm.empg.zeta"), std::string::npos);
   EXPECT_NE(r.output.find("alfworld.max_steps"), std::string::npos);
+}
+
+TEST(Cli, ConfigReferenceDocIsWhatTheBinaryDocuments) {
+  // docs/config_reference.md is generated from `agentrl config show --doc`:
+  // every key the binary knows has its row there, with its type and doc, and
+  // the file has no row for a key that no longer exists.
+  auto r = run_agentrl("config show --doc");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::ifstream f(std::string(AGENTRL_SOURCE_DIR) + "/docs/config_reference.md");
+  std::map<std::string, std::string> rows;  // key -> whole row
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("| `", 0) == 0) rows[line.substr(3, line.find('`', 3) - 3)] = line;
+  std::istringstream out(r.output);
+  std::set<std::string> keys;
+  while (std::getline(out, line)) {
+    std::istringstream words(line);
+    std::string key, type;
+    if (!(words >> key >> type)) continue;
+    keys.insert(key);
+    auto it = rows.find(key);
+    if (it == rows.end()) {
+      ADD_FAILURE() << "docs/config_reference.md has no row for " << key;
+      continue;
+    }
+    EXPECT_EQ(it->second.rfind("| `" + key + "` | " + type + " |", 0), 0u) << it->second;
+    // The doc is the last column of both.
+    const std::string& row = it->second;
+    const auto cut = row.rfind(" | ");
+    const std::string doc = row.substr(cut + 3, row.size() - cut - 5);
+    EXPECT_EQ(line.size() >= doc.size() ? line.substr(line.size() - doc.size()) : "", doc) << key;
+  }
+  EXPECT_GT(keys.size(), 150u);
+  for (const auto& [key, row] : rows) EXPECT_TRUE(keys.count(key)) << "stale row: " << key;
 }
 
 }  // namespace
