@@ -52,7 +52,6 @@ void OverlongConfig::visit(config::Visitor& v) {
 void AlgorithmConfig::visit(config::Visitor& v) {
   v.field("adv_estimator", adv_estimator, "advantage estimator", registered_estimators());
   v.field("filters", filters, "trajectory filters, applied in order", registered_filters());
-  v.field("gamma", gamma, "discount factor", Range::closed(0, 1));
   v.section("grpo", grpo, "GRPO group normalisation");
   v.section("empg", empg, "Entropy-Modulated Policy Gradients (arXiv 2509.09265)");
   v.section("gigpo", gigpo, "Group-in-Group Policy Optimization (arXiv 2505.10978)");
@@ -91,7 +90,6 @@ void ActorConfig::visit(config::Visitor& v) {
           Range::at_least(0));
   v.field("ppo_epochs", ppo_epochs, "passes over each batch", Range::at_least(1));
   v.field("mini_batches", mini_batches, "optimizer steps per epoch", Range::at_least(1));
-  v.field("micro_batch_rows", micro_batch_rows, "rows per forward/backward pass", Range::at_least(1));
   v.field("grad_clip", grad_clip, "global gradient-norm clip; 0 = off", Range::at_least(0));
 }
 

@@ -71,13 +71,23 @@ void flatten(const YAML::Node& n, const std::string& prefix, std::map<std::strin
 
 }  // namespace
 
+const std::vector<std::string>& removed_config_keys() {
+  // Keys that were accepted but never read, removed since (a checkpoint may
+  // still name them).
+  static const std::vector<std::string> keys = {"algorithm.gamma", "actor.micro_batch_rows"};
+  return keys;
+}
+
 void check_resume_config(const ExperimentConfig& cfg, const std::string& checkpoint_dir) {
   const auto path = (fs::path(checkpoint_dir) / "config.yaml").string();
-  std::map<std::string, std::string> old_keys, new_keys;
+  std::map<std::string, std::string> old_keys, new_keys, default_keys;
   flatten(YAML::Load(read_file(path)), "", old_keys);
   auto& c = const_cast<ExperimentConfig&>(cfg);
   flatten(YAML::Load(config::to_yaml(c)), "", new_keys);
+  ExperimentConfig defaults;
+  flatten(YAML::Load(config::to_yaml(defaults)), "", default_keys);
   const auto& allowed = resume_allowed_changes();
+  const auto& removed = removed_config_keys();
   std::string diffs;
   std::set<std::string> keys;
   for (auto& [k, v] : old_keys) keys.insert(k);
@@ -86,6 +96,9 @@ void check_resume_config(const ExperimentConfig& cfg, const std::string& checkpo
     const std::string a = old_keys.count(k) ? old_keys[k] : "<absent>";
     const std::string b = new_keys.count(k) ? new_keys[k] : "<absent>";
     if (a == b || std::find(allowed.begin(), allowed.end(), k) != allowed.end()) continue;
+    // A checkpoint written before a key existed ran with that key's default.
+    if (a == "<absent>" && default_keys.count(k) && default_keys[k] == b) continue;
+    if (b == "<absent>" && std::find(removed.begin(), removed.end(), k) != removed.end()) continue;
     diffs += "\n  " + k + ": checkpoint has " + a + ", this run has " + b;
   }
   if (!diffs.empty())

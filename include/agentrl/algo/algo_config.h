@@ -74,7 +74,6 @@ struct OverlongConfig {
 struct AlgorithmConfig {
   std::string adv_estimator = "grpo";  // a registered estimator name
   std::vector<std::string> filters;    // registered filter names, applied in order
-  double gamma = 1.0;                  // discount (REINFORCE++ token returns; unused by outcome-only estimators)
   GrpoConfig grpo;
   EmpgConfig empg;
   GigpoConfig gigpo;
@@ -115,7 +114,6 @@ struct ActorConfig {
   double tis_cap = 0.0;       // truncated IS weight min(pi_old / pi_behaviour, cap); 0 = off
   int64_t ppo_epochs = 1;
   int64_t mini_batches = 1;       // optimizer steps per epoch (the batch is split in this many)
-  int64_t micro_batch_rows = 4;   // rows per forward/backward (gradient accumulation)
   double grad_clip = 1.0;         // global grad-norm clip; 0 = off
   void visit(config::Visitor& v);
 };

@@ -42,8 +42,11 @@ std::unique_ptr<MetricsLogger> make_run_metrics(const ExperimentConfig& cfg, con
 
 // Refuses to resume when the checkpoint's config differs from `cfg` in a key
 // outside resume_allowed_changes(); the ConfigError names every such key
-// with both values.
+// with both values. A key the checkpoint's config lacks (added since) is no
+// difference when this run has its default; a key of removed_config_keys()
+// that only the checkpoint names is none either.
 void check_resume_config(const ExperimentConfig& cfg, const std::string& checkpoint_dir);
+const std::vector<std::string>& removed_config_keys();
 
 std::shared_ptr<rollout::AgentContext> make_agent_context(const ExperimentConfig& cfg, const Policy& policy,
                                                           bool eval);
