@@ -55,19 +55,6 @@ TEST(AlgorithmConfig, EstimatorAndFilterChoicesAreTheRegisteredNames) {
   }
 }
 
-TEST(AlgorithmConfig, PaperDefaults) {
-  AlgorithmConfig c;
-  EXPECT_EQ(c.empg.k, 1.0);
-  EXPECT_EQ(c.empg.k_prime, 1.0);
-  EXPECT_EQ(c.empg.zeta, 0.05);
-  EXPECT_EQ(c.gigpo.gamma, 0.95);
-  EXPECT_EQ(c.gigpo.omega, 1.0);
-  ActorConfig a;
-  EXPECT_EQ(a.clip_low, 0.2);
-  EXPECT_EQ(a.dual_clip, 3.0);
-  EXPECT_EQ(a.loss_agg, "token-mean");
-}
-
 TEST(ActorConfig, DeclaresKlAndAggregationChoices) {
   ActorConfig a;
   RecordingVisitor v;

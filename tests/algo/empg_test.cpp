@@ -4,9 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <limits>
-
 #include <cmath>
+#include <limits>
 
 #include "agentrl/algo/advantage.h"
 #include "agentrl/core/error.h"
@@ -106,22 +105,6 @@ TEST(Empg, NoBonusOnAnEpisodesLastStep) {
   EXPECT_NEAR(r.turn_advantages[0][0], f - f / 3, 1e-6);
   EXPECT_NEAR(r.turn_advantages[0][1], -f / 3, 1e-6);  // last step: no bonus
   EXPECT_NEAR(r.turn_advantages[1][0], -f / 3, 1e-6);  // last (only) step: no bonus
-}
-
-TEST(Empg, FullAndWindowContextModesGiveIdenticalAdvantages) {
-  auto full = varied_batch();
-  auto window = varied_batch();
-  for (auto& t : window) {
-    t.context_mode = rollout::ContextMode::kWindow;
-    // In window mode every step's prompt is the whole windowed context.
-    for (auto& turn : t.turns) turn.context_tokens = {1, 2, 3, 4, 5, 6};
-  }
-  auto a = run_empg(full), b = run_empg(window);
-  ASSERT_EQ(a.turn_advantages.size(), b.turn_advantages.size());
-  for (size_t i = 0; i < a.turn_advantages.size(); ++i) {
-    ASSERT_EQ(a.turn_advantages[i].size(), b.turn_advantages[i].size());
-    for (size_t t = 0; t < a.turn_advantages[i].size(); ++t) EXPECT_EQ(a.turn_advantages[i][t], b.turn_advantages[i][t]);
-  }
 }
 
 TEST(Empg, TwoRankCollectiveEqualsOneProcess) {
