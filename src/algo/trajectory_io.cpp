@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "agentrl/core/error.h"
+#include "agentrl/core/fs.h"
 
 namespace agentrl::algo {
 namespace {
@@ -152,6 +153,8 @@ rollout::Trajectory parse_trajectory_json(const std::string& json_text, const st
   t.success = opt_bool(o, "success", w);
   t.truncated = opt_bool(o, "truncated", w);
   t.loss_masked = opt_bool(o, "loss_masked", w);
+  t.failed = opt_bool(o, "failed", w);
+  t.error = opt_string(o, "error", w);
   const std::string mode = opt_string(o, "context_mode", w);
   if (mode == "window") t.context_mode = rollout::ContextMode::kWindow;
   else if (mode.empty() || mode == "full") t.context_mode = rollout::ContextMode::kFull;
@@ -177,44 +180,62 @@ std::vector<rollout::Trajectory> read_trajectories_jsonl(const std::string& path
   return out;
 }
 
-std::string trajectory_to_json(const rollout::Trajectory& t) {
+namespace {
+
+json turn_record(const rollout::Turn& u, bool with_token_ids) {
+  json j;
+  j["observation_before"] = u.observation_before;
+  j["response"] = u.response;
+  j["action"] = u.action;
+  j["tool_output"] = u.tool_output;
+  j["finish_reason"] = u.finish_reason;
+  j["reward"] = u.reward;
+  j["invalid_action"] = u.invalid_action;
+  j["void_turn"] = u.void_turn;
+  j["truncated"] = u.truncated;
+  j["n_context"] = u.context_tokens.size();
+  j["n_generated"] = u.generated_tokens.size();
+  if (with_token_ids) {
+    j["generated_tokens"] = u.generated_tokens;
+    j["context_tokens"] = u.context_tokens;
+  }
+  if (!u.entropies.empty()) {
+    double sum = 0;
+    for (float e : u.entropies) sum += e;
+    j["mean_entropy"] = sum / static_cast<double>(u.entropies.size());
+    j["entropies"] = u.entropies;
+  }
+  if (!u.logprobs.empty()) j["logprobs"] = u.logprobs;
+  return j;
+}
+
+}  // namespace
+
+std::string trajectory_to_json(const rollout::Trajectory& t, bool with_token_ids) {
   json o;
+  o["episode_id"] = t.episode_id;
   o["group_id"] = t.group_id;
   o["sample_index"] = t.sample_index;
-  o["episode_id"] = t.episode_id;
   o["task_id"] = t.task_id;
   o["task_type"] = t.task_type;
+  o["context_mode"] = t.context_mode == rollout::ContextMode::kWindow ? "window" : "full";
   o["reward"] = t.reward;
   o["score"] = t.score;
   o["success"] = t.success;
   o["truncated"] = t.truncated;
+  o["failed"] = t.failed;
+  o["error"] = t.error;
   o["loss_masked"] = t.loss_masked;
-  o["context_mode"] = t.context_mode == rollout::ContextMode::kWindow ? "window" : "full";
+  o["metrics"] = t.metrics;
   o["turns"] = json::array();
-  for (const auto& u : t.turns) {
-    json j;
-    j["response"] = u.response;
-    j["action"] = u.action;
-    j["observation_before"] = u.observation_before;
-    j["tool_output"] = u.tool_output;
-    j["finish_reason"] = u.finish_reason;
-    j["reward"] = u.reward;
-    j["invalid_action"] = u.invalid_action;
-    j["void_turn"] = u.void_turn;
-    j["truncated"] = u.truncated;
-    j["n_generated"] = u.generated_tokens.size();
-    j["generated_tokens"] = u.generated_tokens;
-    j["context_tokens"] = u.context_tokens;
-    if (!u.entropies.empty()) {
-      double sum = 0;
-      for (float e : u.entropies) sum += e;
-      j["mean_entropy"] = sum / static_cast<double>(u.entropies.size());
-      j["entropies"] = u.entropies;
-    }
-    if (!u.logprobs.empty()) j["logprobs"] = u.logprobs;
-    o["turns"].push_back(std::move(j));
-  }
+  for (const auto& u : t.turns) o["turns"].push_back(turn_record(u, with_token_ids));
   return o.dump();
+}
+
+void write_trajectories_jsonl(const std::string& path, const std::vector<rollout::Trajectory>& trajectories) {
+  std::string data;
+  for (const auto& t : trajectories) data += trajectory_to_json(t, /*with_token_ids=*/false) + "\n";
+  write_file_atomic(path, data);
 }
 
 }  // namespace agentrl::algo

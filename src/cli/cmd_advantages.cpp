@@ -3,6 +3,7 @@
 // per episode step (schema in include/agentrl/algo/advantage_report.h), and
 // the diagnostics as one JSON object on stderr. The logic lives in
 // algo/advantage_report.*; this file only parses flags.
+#include <algorithm>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -38,7 +39,14 @@ void run_advantages(const AdvantagesOptions& o) {
   }
   if (!o.estimator.empty()) cfg.adv_estimator = o.estimator;  // the flag wins over --set
   if (o.no_filters) cfg.filters.clear();
-  auto report = algo::advantage_report(algo::read_trajectories_jsonl(o.input), cfg, local_collective());
+  auto trajectories = algo::read_trajectories_jsonl(o.input);
+  // As the trainer does: a failed (crashed, timed-out) episode is not trained on.
+  const auto total = trajectories.size();
+  trajectories.erase(std::remove_if(trajectories.begin(), trajectories.end(), [](const auto& t) { return t.failed; }),
+                     trajectories.end());
+  if (trajectories.size() != total)
+    std::cerr << o.input << ": " << total - trajectories.size() << " failed episode(s) left out\n";
+  auto report = algo::advantage_report(trajectories, cfg, local_collective());
   for (const auto& line : report.lines) std::cout << line << "\n";
   std::cout.flush();
   std::cerr << nlohmann::json(report.diagnostics).dump() << "\n";

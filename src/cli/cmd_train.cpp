@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "agentrl/algo/trajectory_io.h"
 #include "agentrl/cli/command.h"
 #include "agentrl/core/error.h"
 #include "agentrl/core/fs.h"
@@ -125,7 +126,7 @@ CommandRegistrar eval_cmd(12, [](CLI::App& root) {
     std::string od = !out->empty() ? *out : (fs::path(cfg.runtime.output_dir) / cfg.runtime.name / ("eval_" + sp)).string();
     ensure_dir(od);
     write_file_atomic((fs::path(od) / "metrics.json").string(), report.to_json().dump(2));
-    rollout::write_trajectories_jsonl((fs::path(od) / "trajectories.jsonl").string(), report.trajectories);
+    algo::write_trajectories_jsonl((fs::path(od) / "trajectories.jsonl").string(), report.trajectories);
     std::cout << report.to_json().dump(2) << "\n";
   });
 });

@@ -5,8 +5,8 @@
 #include <set>
 
 #include "agentrl/algo/diagnostics.h"
+#include "agentrl/algo/trajectory_io.h"
 #include "agentrl/rollout/rollout_pool.h"
-#include "agentrl/rollout/trajectory_io.h"
 
 namespace fs = std::filesystem;
 
@@ -144,7 +144,7 @@ std::vector<rollout::Trajectory> collect_groups(const CollectInputs& in, const E
   if (cfg.rollout.dump_trajectories) {
     const std::string name =
         "iter_" + std::to_string(iteration) + (world > 1 ? "_rank" + std::to_string(rank) : "") + ".jsonl";
-    rollout::write_trajectories_jsonl((fs::path(in.paths->rollouts) / name).string(), g.dumped);
+    algo::write_trajectories_jsonl((fs::path(in.paths->rollouts) / name).string(), g.dumped);
   }
   return g.kept;
 }

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <sstream>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -95,6 +96,30 @@ TEST(Training, Bf16RunUpdatesAndResumesBitIdentically) {
   EXPECT_FALSE(read(ck / "step_000001" / "model" / "model.safetensors") == wa) << "RL did not change the weights";
   EXPECT_NE(read(ck / "step_000004" / "model" / "config.json").find("\"torch_dtype\": \"float32\""), std::string::npos);
   EXPECT_NE(read(ck / "step_000004" / "config.yaml").find("device: auto"), std::string::npos);
+}
+
+TEST(Training, RolloutDumpOfARunFeedsAgentrlAdvantages) {
+  // The documented path: runs/NAME/rollouts/iter_N.jsonl (the trainer's
+  // writer) read back by `agentrl advantages` (the same serializer's reader).
+  const auto d = out_dir("dump");
+  ASSERT_EQ(run_agentrl(args(d, "trainer.iterations=1")).exit_code, 0);
+  const auto dump = fs::path(d) / "tiny" / "rollouts" / "iter_1.jsonl";
+  ASSERT_TRUE(fs::exists(dump));
+  int turns = 0;
+  {
+    std::ifstream in(dump);
+    std::string line;
+    while (std::getline(in, line)) turns += static_cast<int>(nlohmann::json::parse(line).at("turns").size());
+  }
+  ASSERT_GT(turns, 0);
+  auto r = run_agentrl("advantages " + dump.string() + " --estimator empg --no-filters");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  int steps = 0;
+  std::istringstream out(r.output);
+  std::string line;
+  while (std::getline(out, line))
+    if (line.find("\"advantage\"") != std::string::npos) ++steps;
+  EXPECT_EQ(steps, turns) << r.output;
 }
 
 TEST(Training, KillNineAtARandomMomentThenResumeIsBitIdentical) {

@@ -1,6 +1,7 @@
 // JSONL trajectory dumps: one JSON object per line, one line per trajectory.
-// Written by the rollout (the lead's writer follows this schema) and read by
-// `agentrl advantages` and tests.
+// The one serializer of trajectories: the trainer writes rollouts/iter_<N>.jsonl
+// with it, `agentrl advantages` reads them back, `agentrl rollouts show`
+// displays them (rollout/trajectory_io.h).
 //
 // Record schema (keys; "?" = optional with the default shown):
 //   group_id      int       required
@@ -12,6 +13,8 @@
 //   score         number?   = reward  success   bool?  false
 //   truncated     bool?     false     loss_masked bool? false
 //   context_mode  string?   "full"    ("full" | "window")
+//   failed        bool?     false     error string? ""  (a crashed episode)
+//   metrics       object?   ignored on reading (the env's episode metrics)
 // Each turn:
 //   response, action, observation_before, tool_output, finish_reason  string? ""
 //   reward        number?   0
@@ -20,7 +23,7 @@
 //                           generated_tokens or entropies is given
 //   generated_tokens  [int]?   token ids; absent: n_generated zeros (ids are
 //                              not needed by the estimators, counts are)
-//   context_tokens    [int]?   []
+//   context_tokens    [int]?   []   (n_context: their count, written without ids)
 //   entropies     [number]? per-token rollout entropies (length n_generated)
 //   mean_entropy  number?   used when entropies is absent: the turn gets
 //                           n_generated copies (same step mean, which is all
@@ -45,7 +48,11 @@ rollout::Trajectory parse_trajectory_json(const std::string& json_text, const st
 // Reads every non-blank line of `path`. Throws IoError (cannot open) or
 // FormatError.
 std::vector<rollout::Trajectory> read_trajectories_jsonl(const std::string& path);
-// One record (no trailing newline); round-trips through parse_trajectory_json.
-std::string trajectory_to_json(const rollout::Trajectory& trajectory);
+// One record (no trailing newline); round-trips through parse_trajectory_json
+// (token ids only with `with_token_ids`: else n_context / n_generated).
+std::string trajectory_to_json(const rollout::Trajectory& trajectory, bool with_token_ids = true);
+// The run directory's rollouts/iter_<N>.jsonl: every trajectory, token
+// statistics but no token ids, written atomically (temp file + rename).
+void write_trajectories_jsonl(const std::string& path, const std::vector<rollout::Trajectory>& trajectories);
 
 }  // namespace agentrl::algo
