@@ -36,6 +36,18 @@ inline rollout::Trajectory make_traj(int64_t group, int64_t sample, double rewar
   return t;
 }
 
+// A trajectory whose turn k generates one token per entry of entropies[k].
+inline rollout::Trajectory make_episode(int64_t group, int64_t sample, double reward,
+                                        std::vector<std::vector<float>> entropies) {
+  rollout::Trajectory t;
+  t.group_id = group;
+  t.sample_index = sample;
+  t.reward = reward;
+  t.episode_id = std::to_string(group) + "-" + std::to_string(sample);
+  for (auto& e : entropies) t.turns.push_back(make_turn(e));
+  return t;
+}
+
 // In-process collective for `world` ranks that run on separate threads: each
 // reduction blocks until every rank has contributed, like a real all-reduce.
 class ThreadCollectiveGroup {

@@ -16,14 +16,8 @@ namespace {
 
 using testing::make_turn;
 
-rollout::Trajectory episode(int64_t group, int64_t sample, double reward, std::vector<std::vector<float>> turn_entropies) {
-  rollout::Trajectory t;
-  t.group_id = group;
-  t.sample_index = sample;
-  t.reward = reward;
-  t.episode_id = std::to_string(group) + "-" + std::to_string(sample);
-  for (auto& e : turn_entropies) t.turns.push_back(make_turn(e));
-  return t;
+rollout::Trajectory episode(int64_t group, int64_t sample, double reward, std::vector<std::vector<float>> e) {
+  return testing::make_episode(group, sample, reward, std::move(e));
 }
 
 AdvantageResult run_empg(const std::vector<rollout::Trajectory>& b, AlgorithmConfig cfg = {}) {

@@ -11,22 +11,12 @@
 namespace agentrl::train {
 namespace {
 
-using algo::testing::make_turn;
-
-rollout::Trajectory episode(int64_t group, int64_t sample, double reward, std::vector<std::vector<float>> entropies) {
-  rollout::Trajectory t;
-  t.group_id = group;
-  t.sample_index = sample;
-  t.reward = reward;
-  t.episode_id = std::to_string(group) + "-" + std::to_string(sample);
-  for (auto& e : entropies) t.turns.push_back(make_turn(e));
-  return t;
-}
+using algo::testing::make_episode;
 
 std::vector<rollout::Trajectory> varied_batch(rollout::ContextMode mode) {
   std::vector<rollout::Trajectory> b = {
-      episode(0, 0, 1.0, {{0.3f, 0.5f}, {2.0f}, {0.1f}}), episode(0, 1, 0.0, {{1.5f}, {0.7f, 0.9f, 1.1f}}),
-      episode(0, 2, 1.0, {{0.2f}}), episode(1, 0, 0.0, {{3.0f}, {2.5f}}), episode(1, 1, 1.0, {{0.4f}})};
+      make_episode(0, 0, 1.0, {{0.3f, 0.5f}, {2.0f}, {0.1f}}), make_episode(0, 1, 0.0, {{1.5f}, {0.7f, 0.9f, 1.1f}}),
+      make_episode(0, 2, 1.0, {{0.2f}}), make_episode(1, 0, 0.0, {{3.0f}, {2.5f}}), make_episode(1, 1, 1.0, {{0.4f}})};
   for (auto& t : b) {
     t.context_mode = mode;
     // Full mode: each turn adds its own context; window mode: each step's
