@@ -14,8 +14,6 @@
 namespace agentrl::algo {
 namespace {
 
-using testing::make_turn;
-
 rollout::Trajectory episode(int64_t group, int64_t sample, double reward, std::vector<std::vector<float>> e) {
   return testing::make_episode(group, sample, reward, std::move(e));
 }
