@@ -29,19 +29,6 @@ torch::Tensor masked_mean_value(const torch::Tensor& x, const torch::Tensor& mas
   return (x.detach() * mask).sum().to(torch::kFloat64) / count.clamp_min(1.0);
 }
 
-// All metrics to the host in one copy.
-std::map<std::string, double> to_host(const std::map<std::string, torch::Tensor>& mt) {
-  std::map<std::string, double> out;
-  if (mt.empty()) return out;
-  std::vector<torch::Tensor> values;
-  for (const auto& kv : mt) values.push_back(kv.second.to(torch::kFloat64).reshape({}));
-  const auto host = torch::stack(values).to(torch::kCPU);
-  const double* v = host.data_ptr<double>();
-  size_t i = 0;
-  for (const auto& kv : mt) out[kv.first] = v[i++];
-  return out;
-}
-
 }  // namespace
 
 torch::Tensor aggregate_loss(const torch::Tensor& loss, const torch::Tensor& mask, const std::string& mode,
@@ -64,6 +51,18 @@ torch::Tensor aggregate_loss(const torch::Tensor& loss, const torch::Tensor& mas
   }
   throw ConfigError("actor.loss_agg: unknown aggregation mode '" + mode +
                     "'; expected token-mean, seq-mean-token-sum, seq-mean-token-mean or seq-mean-token-sum-norm");
+}
+
+std::map<std::string, double> metrics_to_host(const std::map<std::string, torch::Tensor>& metrics) {
+  std::map<std::string, double> out;
+  if (metrics.empty()) return out;
+  std::vector<torch::Tensor> values;
+  for (const auto& kv : metrics) values.push_back(kv.second.to(torch::kFloat64).reshape({}));
+  const auto host = torch::stack(values).to(torch::kCPU);
+  const double* v = host.data_ptr<double>();
+  size_t i = 0;
+  for (const auto& kv : metrics) out[kv.first] = v[i++];
+  return out;
 }
 
 MetricCombine metric_combine(const std::string& name) {
@@ -165,7 +164,7 @@ PolicyLossOutput compute_policy_loss(const PolicyLossInputs& in, const ActorConf
   if (in.entropy.defined() && in.entropy.sizes() == lp.sizes()) {
     mt["entropy"] = masked_mean_value(in.entropy.to(dtype), mask, local_tokens);
   }
-  if (in.host_metrics) out.metrics = to_host(mt);
+  if (in.host_metrics) out.metrics = metrics_to_host(mt);
   return out;
 }
 

@@ -70,18 +70,6 @@ void add_step(DeviceMetrics& sums, const DeviceMetrics& step) {
   }
 }
 
-// Every metric to the host in one copy.
-std::map<std::string, double> gather(const DeviceMetrics& m) {
-  std::map<std::string, double> out;
-  if (m.empty()) return out;
-  std::vector<torch::Tensor> values;
-  for (const auto& kv : m) values.push_back(kv.second.reshape({}));
-  const auto host = torch::stack(values).to(torch::kCPU, torch::kFloat64);
-  size_t i = 0;
-  for (const auto& kv : m) out[kv.first] = host[static_cast<int64_t>(i++)].item<double>();
-  return out;
-}
-
 }  // namespace
 
 namespace {
@@ -252,7 +240,7 @@ std::map<std::string, double> ppo_update(model::TransformerLM& model, MasterWeig
     }
   }
   model->eval();
-  auto out = combine_over_ranks(gather(sums), cfg.actor, dist);
+  auto out = combine_over_ranks(algo::metrics_to_host(sums), cfg.actor, dist);
   for (auto& [k, v] : out)
     if (algo::metric_combine(k.substr(6)) != algo::MetricCombine::kMax) v = weight_total > 0 ? v / weight_total : 0.0;
   if (weight_total == 0) out.clear();  // no step taken: no loss to report

@@ -65,6 +65,9 @@ struct PolicyLossOutput {
 // the call's loss tokens (weighted by the call's share of the mini-batch's
 // tokens); kMax for ratio_max; kValue for kl_coef (the same everywhere).
 enum class MetricCombine { kSum, kTokenMean, kMax, kValue };
+
+// Metric tensors (0-d, any device) as host numbers, in one device -> host copy.
+std::map<std::string, double> metrics_to_host(const std::map<std::string, torch::Tensor>& metrics);
 MetricCombine metric_combine(const std::string& name);
 
 // The metric names compute_policy_loss produces under `cfg` (with
