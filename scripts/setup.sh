@@ -21,6 +21,8 @@ PACKAGES=(
   libpcre2-dev libutf8proc-dev libxapian-dev libcpp-httplib-dev
   libprotobuf-dev protobuf-compiler
   bubblewrap python3 python3-numpy python3-sympy python3-matplotlib
+  libjs-dygraphs   # the dashboard's charts (agentrl dashboard serves it from /usr/share/javascript)
+  chromium         # the dashboard's headless-browser test only
 )
 # node + npm fetch the real tokenizer files for the tokenizer tests. A machine
 # may already have them from another source (whose nodejs conflicts with

@@ -8,31 +8,6 @@ namespace agentrl::algo {
 
 using config::Range;
 
-void GrpoConfig::visit(config::Visitor& v) {
-  v.field("norm_by_std", norm_by_std, "divide group-centred rewards by the group std (false = Dr.GRPO)");
-  v.field("eps", eps, "epsilon added to the group std", Range::positive());
-}
-
-void EmpgConfig::visit(config::Visitor& v) {
-  v.field("base", base, "base outcome advantage: grpo (algorithm.grpo settings) or dapo (std-normalised grpo)",
-          {"grpo", "dapo"});
-  v.field("k", k, "scale k of the gradient scaling g = exp(-k H) / mean exp(-k H)", Range::at_least(0));
-  v.field("k_prime", k_prime, "scale k' of the future-clarity bonus exp(-k' H_{t+1})", Range::at_least(0));
-  v.field("zeta", zeta, "weight zeta of the future-clarity bonus", Range::at_least(0));
-  v.field("final_std_norm", final_std_norm, "divide the final zero-mean step advantages by their std");
-  v.field("eps", eps, "epsilon of the batch min-max entropy normalisation", Range::positive());
-}
-
-void GigpoConfig::visit(config::Visitor& v) {
-  v.field("gamma", gamma, "discount of the step return (GiGPO eq. 5)", Range::closed(0, 1));
-  v.field("omega", omega, "weight of the step-level advantage (GiGPO eq. 8)", Range::at_least(0));
-  v.field("mode", mode, "normalisation of episode and step groups", {"mean_norm", "mean_std_norm"});
-  v.field("step_reward", step_reward,
-          "per-step reward of the step return: turn (env step rewards) or outcome (trajectory reward at the end)",
-          {"turn", "outcome"});
-  v.field("eps", eps, "epsilon added to the std in mean_std_norm", Range::positive());
-}
-
 void VoidTurnConfig::visit(config::Visitor& v) {
   v.field("exclude_from_group_stats", exclude_from_group_stats,
           "drop trajectories with a void turn from the batch instead of only masking their loss");
@@ -52,12 +27,10 @@ void OverlongConfig::visit(config::Visitor& v) {
 void AlgorithmConfig::visit(config::Visitor& v) {
   v.field("adv_estimator", adv_estimator, "advantage estimator", registered_estimators());
   v.field("filters", filters, "trajectory filters, applied in order", registered_filters());
-  v.section("grpo", grpo, "GRPO group normalisation");
-  v.section("empg", empg, "Entropy-Modulated Policy Gradients (arXiv 2509.09265)");
-  v.section("gigpo", gigpo, "Group-in-Group Policy Optimization (arXiv 2505.10978)");
   v.section("void_turn", void_turn, "SimpleTIR void-turn filter (arXiv 2509.02479)");
   v.section("zero_variance", zero_variance, "DAPO dynamic sampling (arXiv 2503.14476)");
   v.section("overlong", overlong, "DAPO overlong filtering");
+  estimator_options.visit(v);
 }
 
 void AdaptiveKlConfig::visit(config::Visitor& v) {

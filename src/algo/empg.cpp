@@ -19,14 +19,30 @@
 // Batch statistics cover steps of trainable (not loss_masked) trajectories;
 // loss_masked trajectories and steps without tokens get 0. The group
 // statistics of A(tau) include every trajectory (SimpleTIR convention).
+#include "agentrl/algo/empg.h"
+
 #include <cmath>
 #include <limits>
 
 #include "agentrl/algo/advantage.h"
+#include "agentrl/algo/grpo.h"
 #include "agentrl/core/error.h"
 #include "estimator_util.h"
 
 namespace agentrl::algo {
+
+void EmpgConfig::visit(config::Visitor& v) {
+  v.field("base", base, "base outcome advantage: grpo (algorithm.grpo settings) or dapo (std-normalised grpo)",
+          {"grpo", "dapo"});
+  v.field("k", k, "scale k of the gradient scaling g = exp(-k H) / mean exp(-k H)", config::Range::at_least(0));
+  v.field("k_prime", k_prime, "scale k' of the future-clarity bonus exp(-k' H_{t+1})", config::Range::at_least(0));
+  v.field("zeta", zeta, "weight zeta of the future-clarity bonus", config::Range::at_least(0));
+  v.field("final_std_norm", final_std_norm, "divide the final zero-mean step advantages by their std");
+  v.field("eps", eps, "epsilon of the batch min-max entropy normalisation", config::Range::positive());
+}
+
+AGENTRL_REGISTER_ESTIMATOR_OPTIONS(empg, EmpgConfig, "Entropy-Modulated Policy Gradients (arXiv 2509.09265)");
+
 namespace {
 
 struct Step {
@@ -37,7 +53,7 @@ struct Step {
 
 class EmpgEstimator final : public AdvantageEstimator {
  public:
-  explicit EmpgEstimator(const AlgorithmConfig& c) : cfg_(c.empg), grpo_(c.grpo) {
+  explicit EmpgEstimator(const AlgorithmConfig& c) : cfg_(c.options<EmpgConfig>("empg")), grpo_(c.options<GrpoConfig>("grpo")) {
     if (cfg_.base == "dapo") grpo_.norm_by_std = true;
     else if (cfg_.base != "grpo") throw ConfigError("algorithm.empg.base: unknown base '" + cfg_.base + "'; expected grpo or dapo");
   }
@@ -111,10 +127,24 @@ class EmpgEstimator final : public AdvantageEstimator {
       result.turn_advantages[steps[j].traj][steps[j].turn] = static_cast<float>((mod[j] - mean_mod) * scale);
     }
     add_diagnostics(g, bonus, lo[0], hi[0], total_steps, mean_mod, std_mod, collective, result.diagnostics);
+    add_turn_details(batch, steps, g, bonus, result);
     return result;
   }
 
  private:
+  // Per step: the gain g, the bonus zeta * f added to it, the step entropy.
+  void add_turn_details(const std::vector<rollout::Trajectory>& batch, const std::vector<Step>& steps,
+                        const std::vector<double>& g, const std::vector<double>& bonus, AdvantageResult& r) const {
+    r.turn_details.resize(batch.size());
+    for (size_t i = 0; i < batch.size(); ++i) r.turn_details[i].resize(batch[i].turns.size());
+    for (size_t j = 0; j < steps.size(); ++j) {
+      auto& d = r.turn_details[steps[j].traj][steps[j].turn];
+      d["empg/gain"] = g[j];
+      d["empg/bonus"] = cfg_.zeta * bonus[j];
+      d["empg/entropy"] = steps[j].entropy;
+    }
+  }
+
   // Batch-global statistics of g: mean (1 by construction), std, min, max,
   // fraction amplified (g > 1) and attenuated (g < 1).
   static void add_diagnostics(const std::vector<double>& g, const std::vector<double>& bonus, double h_min,

@@ -6,6 +6,7 @@
 
 #include "agentrl/algo/advantage.h"
 #include "agentrl/core/error.h"
+#include "agentrl/core/strings.h"
 
 namespace agentrl::algo {
 namespace {
@@ -15,11 +16,7 @@ std::map<std::string, EstimatorFactory>& registry() {
   return r;
 }
 
-std::string join(const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out;
-}
+std::string join(const std::vector<std::string>& names) { return strings::join(names, ", "); }
 
 }  // namespace
 

@@ -15,6 +15,8 @@
 // Groups of one trajectory get episode advantage 0. All statistics are
 // group-local (a group lives on one rank); loss_masked trajectories are in
 // the statistics and get advantage 0.
+#include "agentrl/algo/gigpo.h"
+
 #include <map>
 #include <utility>
 
@@ -23,6 +25,19 @@
 #include "estimator_util.h"
 
 namespace agentrl::algo {
+
+void GigpoConfig::visit(config::Visitor& v) {
+  v.field("gamma", gamma, "discount of the step return (GiGPO eq. 5)", config::Range::closed(0, 1));
+  v.field("omega", omega, "weight of the step-level advantage (GiGPO eq. 8)", config::Range::at_least(0));
+  v.field("mode", mode, "normalisation of episode and step groups", {"mean_norm", "mean_std_norm"});
+  v.field("step_reward", step_reward,
+          "per-step reward of the step return: turn (env step rewards) or outcome (trajectory reward at the end)",
+          {"turn", "outcome"});
+  v.field("eps", eps, "epsilon added to the std in mean_std_norm", config::Range::positive());
+}
+
+AGENTRL_REGISTER_ESTIMATOR_OPTIONS(gigpo, GigpoConfig, "Group-in-Group Policy Optimization (arXiv 2505.10978)");
+
 namespace {
 
 class GigpoEstimator final : public AdvantageEstimator {
@@ -60,12 +75,17 @@ class GigpoEstimator final : public AdvantageEstimator {
 
     AdvantageResult result;
     result.turn_advantages.resize(batch.size());
+    result.turn_details.resize(batch.size());
     size_t flat = 0;
     for (size_t i = 0; i < batch.size(); ++i) {
       auto& out = result.turn_advantages[i];
       out.resize(batch[i].turns.size());
+      result.turn_details[i].resize(batch[i].turns.size());
       for (size_t t = 0; t < batch[i].turns.size(); ++t, ++flat) {
         out[t] = batch[i].loss_masked ? 0.0f : static_cast<float>(episode[i] + cfg_.omega * step[flat]);
+        result.turn_details[i][t] = {{"gigpo/episode_advantage", episode[i]},
+                                     {"gigpo/step_advantage", step[flat]},
+                                     {"gigpo/step_group_size", static_cast<double>(group_sizes[step_group[flat]])}};
       }
     }
     int64_t nontrivial = 0;
@@ -94,7 +114,7 @@ class GigpoEstimator final : public AdvantageEstimator {
   GigpoConfig cfg_;
 };
 
-const EstimatorRegistrar kGigpo("gigpo", [](const AlgorithmConfig& c) { return std::make_unique<GigpoEstimator>(c.gigpo); });
+const EstimatorRegistrar kGigpo("gigpo", [](const AlgorithmConfig& c) { return std::make_unique<GigpoEstimator>(c.options<GigpoConfig>("gigpo")); });
 
 }  // namespace
 }  // namespace agentrl::algo

@@ -6,10 +6,20 @@
 // where verl would return r_i / (1 + eps).
 //
 // Output: one value per trajectory, broadcast to all of its turns.
+#include "agentrl/algo/grpo.h"
+
 #include "agentrl/algo/advantage.h"
 #include "estimator_util.h"
 
 namespace agentrl::algo {
+
+void GrpoConfig::visit(config::Visitor& v) {
+  v.field("norm_by_std", norm_by_std, "divide group-centred rewards by the group std (false = Dr.GRPO)");
+  v.field("eps", eps, "epsilon added to the group std", config::Range::positive());
+}
+
+AGENTRL_REGISTER_ESTIMATOR_OPTIONS(grpo, GrpoConfig, "GRPO group normalisation (also read by drgrpo and by empg's base)");
+
 namespace {
 
 class GrpoEstimator final : public AdvantageEstimator {
@@ -31,10 +41,10 @@ class GrpoEstimator final : public AdvantageEstimator {
 };
 
 const EstimatorRegistrar kGrpo("grpo", [](const AlgorithmConfig& c) {
-  return std::make_unique<GrpoEstimator>("grpo", c.grpo.norm_by_std, c.grpo.eps);
+  return std::make_unique<GrpoEstimator>("grpo", c.options<GrpoConfig>("grpo").norm_by_std, c.options<GrpoConfig>("grpo").eps);
 });
 const EstimatorRegistrar kDrGrpo("drgrpo", [](const AlgorithmConfig& c) {
-  return std::make_unique<GrpoEstimator>("drgrpo", false, c.grpo.eps);
+  return std::make_unique<GrpoEstimator>("drgrpo", false, c.options<GrpoConfig>("grpo").eps);
 });
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include "agentrl/core/error.h"
 #include "agentrl/core/fs.h"
+#include "agentrl/core/strings.h"
 
 namespace agentrl::algo {
 namespace {
@@ -173,7 +174,7 @@ std::vector<rollout::Trajectory> read_trajectories_jsonl(const std::string& path
   int64_t n = 0;
   while (std::getline(in, line)) {
     ++n;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    if (strings::is_blank(line)) continue;
     out.push_back(parse_trajectory_json(line, path, n));
   }
   if (in.bad()) throw IoError("error reading trajectory file '" + path + "'");
@@ -195,10 +196,10 @@ json turn_record(const rollout::Turn& u, bool with_token_ids) {
   j["truncated"] = u.truncated;
   j["n_context"] = u.context_tokens.size();
   j["n_generated"] = u.generated_tokens.size();
-  if (with_token_ids) {
-    j["generated_tokens"] = u.generated_tokens;
-    j["context_tokens"] = u.context_tokens;
-  }
+  // Generated ids are as many as the log-probs: the dashboard decodes them
+  // to colour each token. The context is much larger: only on request.
+  j["generated_tokens"] = u.generated_tokens;
+  if (with_token_ids) j["context_tokens"] = u.context_tokens;
   if (!u.entropies.empty()) {
     double sum = 0;
     for (float e : u.entropies) sum += e;
@@ -235,6 +236,19 @@ std::string trajectory_to_json(const rollout::Trajectory& t, bool with_token_ids
 void write_trajectories_jsonl(const std::string& path, const std::vector<rollout::Trajectory>& trajectories) {
   std::string data;
   for (const auto& t : trajectories) data += trajectory_to_json(t, /*with_token_ids=*/false) + "\n";
+  write_file_atomic(path, data);
+}
+
+void write_advantages_jsonl(const std::string& path, const std::vector<rollout::Trajectory>& batch,
+                            const AdvantageResult& result) {
+  std::string data;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    json j;
+    j["episode_id"] = batch[i].episode_id;
+    j["turn_advantages"] = i < result.turn_advantages.size() ? json(result.turn_advantages[i]) : json::array();
+    j["turn_details"] = i < result.turn_details.size() ? json(result.turn_details[i]) : json::array();
+    data += j.dump() + "\n";
+  }
   write_file_atomic(path, data);
 }
 

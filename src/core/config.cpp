@@ -114,7 +114,7 @@ std::string closest_match(const std::string& key, const std::vector<std::string>
 namespace {
 struct SectionRegistry {
   std::mutex mu;
-  std::map<std::string, SectionInfo> sections;
+  std::map<std::pair<std::string, std::string>, SectionInfo> sections;  // (scope, name) -> info
 };
 SectionRegistry& section_registry() {
   static SectionRegistry r;
@@ -126,27 +126,31 @@ void register_section(SectionInfo info) {
   auto& r = section_registry();
   std::lock_guard<std::mutex> lock(r.mu);
   if (info.name.empty()) throw ConfigError("register_section: empty section name");
-  if (r.sections.count(info.name) > 0) throw ConfigError("config section '" + info.name + "' is registered twice");
-  const std::string name = info.name;
-  r.sections.emplace(name, std::move(info));
+  auto key = std::make_pair(info.scope, info.name);
+  if (r.sections.count(key) > 0) {
+    throw ConfigError("config section '" + (info.scope.empty() ? "" : info.scope + ".") + info.name +
+                      "' is registered twice");
+  }
+  r.sections.emplace(std::move(key), std::move(info));
 }
 
-std::vector<SectionInfo> registered_sections() {
+std::vector<SectionInfo> registered_sections(const std::string& scope) {
   auto& r = section_registry();
   std::lock_guard<std::mutex> lock(r.mu);
   std::vector<SectionInfo> out;
-  for (const auto& [name, info] : r.sections) out.push_back(info);
+  for (const auto& [key, info] : r.sections)
+    if (key.first == scope) out.push_back(info);
   return out;
 }
 
-ExtensionSections::ExtensionSections() {
-  for (const auto& info : registered_sections()) {
+ExtensionSections::ExtensionSections(std::string scope) : scope_(std::move(scope)) {
+  for (const auto& info : registered_sections(scope_)) {
     sections_[info.name] = info.make_default();
     docs_[info.name] = info.doc;
   }
 }
 
-ExtensionSections::ExtensionSections(const ExtensionSections& other) : docs_(other.docs_) {
+ExtensionSections::ExtensionSections(const ExtensionSections& other) : scope_(other.scope_), docs_(other.docs_) {
   for (const auto& [name, s] : other.sections_) sections_[name] = s->clone();
 }
 
@@ -155,6 +159,7 @@ ExtensionSections& ExtensionSections::operator=(const ExtensionSections& other) 
   std::map<std::string, std::unique_ptr<Section>> copy;
   for (const auto& [name, s] : other.sections_) copy[name] = s->clone();
   sections_ = std::move(copy);
+  scope_ = other.scope_;
   docs_ = other.docs_;
   return *this;
 }
@@ -169,22 +174,23 @@ void ExtensionSections::visit(Visitor& v) {
 }
 
 namespace {
-[[noreturn]] void no_section(const std::string& name, const std::map<std::string, std::unique_ptr<Section>>& all) {
+[[noreturn]] void no_section(const std::string& scope, const std::string& name,
+                             const std::map<std::string, std::unique_ptr<Section>>& all) {
   std::string list;
   for (const auto& [n, s] : all) list += (list.empty() ? "" : ", ") + n;
-  throw ConfigError("no config section '" + name + "' is registered (registered: " + (list.empty() ? "none" : list) + ")");
+  throw ConfigError("no config section '" + (scope.empty() ? "" : scope + ".") + name + "' is registered (registered: " + (list.empty() ? "none" : list) + ")");
 }
 }  // namespace
 
 Section& ExtensionSections::get(const std::string& name) {
   auto it = sections_.find(name);
-  if (it == sections_.end()) no_section(name, sections_);
+  if (it == sections_.end()) no_section(scope_, name, sections_);
   return *it->second;
 }
 
 const Section& ExtensionSections::get(const std::string& name) const {
   auto it = sections_.find(name);
-  if (it == sections_.end()) no_section(name, sections_);
+  if (it == sections_.end()) no_section(scope_, name, sections_);
   return *it->second;
 }
 

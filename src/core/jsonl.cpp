@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "agentrl/core/error.h"
+#include "agentrl/core/strings.h"
 
 namespace agentrl {
 
@@ -16,7 +17,7 @@ bool JsonlReader::next(nlohmann::json& out) {
   while (std::getline(in_, text)) {
     ++line_;
     if (!text.empty() && text.back() == '\r') text.pop_back();  // CRLF files
-    if (text.find_first_not_of(" \t\r\n") == std::string::npos) continue;
+    if (strings::is_blank(text)) continue;
     try {
       out = nlohmann::json::parse(text);
     } catch (const nlohmann::json::parse_error& e) {

@@ -4,6 +4,7 @@
 #include <random>
 
 #include "agentrl/core/rng.h"
+#include "agentrl/core/strings.h"
 
 namespace agentrl::envs {
 
@@ -24,12 +25,7 @@ std::vector<Task> TaskSource::ordered(const std::string& split, uint64_t seed) c
   return out;
 }
 
-static std::string trim(const std::string& s) {
-  size_t b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string::npos) return "";
-  size_t e = s.find_last_not_of(" \t\r\n");
-  return s.substr(b, e - b + 1);
-}
+using strings::trim;
 
 std::optional<std::string> Env::extract_action(const std::string& response) const {
   const std::string open = "<action>", close = "</action>";

@@ -9,16 +9,12 @@
 #include <sstream>
 
 #include "agentrl/core/error.h"
+#include "agentrl/core/strings.h"
 
 namespace agentrl::envs {
 namespace {
 
-std::string trim(const std::string& s) {
-  size_t b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string::npos) return "";
-  size_t e = s.find_last_not_of(" \t\r\n");
-  return s.substr(b, e - b + 1);
-}
+using strings::trim;
 
 // CPU time of this thread: benchmark numbers that do not depend on how
 // many other processes share the cores.

@@ -17,6 +17,7 @@
 
 #include "agentrl/core/error.h"
 #include "agentrl/core/fs.h"
+#include "agentrl/core/strings.h"
 #include "agentrl/model/hf_config.h"
 
 namespace agentrl::model {
@@ -36,9 +37,7 @@ std::string shape_text(torch::IntArrayRef s) {
   return out + "]";
 }
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
+using strings::ends_with;
 
 }  // namespace
 

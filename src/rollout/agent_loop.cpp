@@ -5,24 +5,13 @@
 
 #include "agentrl/core/error.h"
 #include "agentrl/core/rng.h"
+#include "agentrl/core/strings.h"
 
 namespace agentrl::rollout {
 namespace {
 
-std::string replace_all(std::string s, const std::string& from, const std::string& to) {
-  size_t pos = 0;
-  while ((pos = s.find(from, pos)) != std::string::npos) {
-    s.replace(pos, from.size(), to);
-    pos += to.size();
-  }
-  return s;
-}
-
-std::string join(const std::vector<std::string>& items, const std::string& sep) {
-  std::string out;
-  for (size_t i = 0; i < items.size(); ++i) out += (i ? sep : "") + items[i];
-  return out;
-}
+using strings::join;
+using strings::replace_all;
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -488,12 +488,13 @@ void GenerationEngine::Impl::check_stop(const SeqPtr& s, int32_t token) {
     const size_t old = s->bytes.size();
     s->bytes += tok->token_bytes(token);
     size_t best_end = std::string::npos, best_start = 0;
-    for (const auto& stop : r.stop_strings) {
+    for (const auto& stop_string : r.stop_strings) {
       // Only matches that end inside this token's bytes are new; earlier ones
       // would have stopped generation before.
-      const size_t from = old + 1 > stop.size() ? old + 1 - stop.size() : 0;
-      const size_t pos = s->bytes.find(stop, from);
-      if (pos != std::string::npos && pos + stop.size() < best_end) best_end = pos + stop.size(), best_start = pos;
+      const size_t n = stop_string.size();
+      const size_t from = old + 1 > n ? old + 1 - n : 0;
+      const size_t pos = s->bytes.find(stop_string, from);
+      if (pos != std::string::npos && pos + n < best_end) best_end = pos + n, best_start = pos;
     }
     if (best_end != std::string::npos) {
       s->stop_cut = static_cast<int64_t>(r.include_stop_string ? best_end : best_start);

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "agentrl/core/error.h"
+#include "agentrl/core/strings.h"
 #include "tokenizer_config.h"
 
 namespace agentrl::text {
@@ -31,12 +32,7 @@ void check_role(const ChatMessage& m, size_t i) {
   }
 }
 
-std::string trim(const std::string& s) {
-  const char* ws = " \t\n\r\f\v";
-  size_t b = s.find_first_not_of(ws);
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(ws) - b + 1);
-}
+using strings::trim;
 
 bool is_tool(const std::vector<ChatMessage>& m, size_t i) { return i < m.size() && m[i].role == "tool"; }
 }  // namespace

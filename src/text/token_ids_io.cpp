@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "agentrl/core/error.h"
+#include "agentrl/core/strings.h"
 
 namespace agentrl::text {
 
@@ -57,7 +58,7 @@ size_t decode_lines(const Tokenizer& tok, std::istream& in, std::ostream& out, b
   size_t n = 0, lineno = 0;
   while (std::getline(in, line)) {
     ++lineno;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    if (strings::is_blank(line)) continue;
     auto ids = ids_from_json(line, source_name + " line " + std::to_string(lineno), tok.vocab_size());
     out << tok.decode(ids, skip_special_tokens) << '\n';
     ++n;

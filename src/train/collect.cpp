@@ -122,6 +122,11 @@ void report(const CollectInputs& in, Gathered& g, std::map<std::string, double>&
 
 }  // namespace
 
+std::string rollout_dump_path(const RunPaths& paths, int64_t iteration, int rank, int world, const std::string& suffix) {
+  const std::string name = "iter_" + std::to_string(iteration) + (world > 1 ? "_rank" + std::to_string(rank) : "");
+  return (fs::path(paths.rollouts) / (name + suffix)).string();
+}
+
 std::vector<rollout::Trajectory> collect_groups(const CollectInputs& in, const ExperimentConfig& cfg,
                                                 TaskCursor& cursor, int64_t iteration,
                                                 std::map<std::string, double>& metrics) {
@@ -141,11 +146,8 @@ std::vector<rollout::Trajectory> collect_groups(const CollectInputs& in, const E
     if (missing <= 0 || refill == nullptr || attempt >= refill->max_refill_rounds()) break;
   }
   report(in, g, metrics);
-  if (cfg.rollout.dump_trajectories) {
-    const std::string name =
-        "iter_" + std::to_string(iteration) + (world > 1 ? "_rank" + std::to_string(rank) : "") + ".jsonl";
-    algo::write_trajectories_jsonl((fs::path(in.paths->rollouts) / name).string(), g.dumped);
-  }
+  if (cfg.rollout.dump_trajectories)
+    algo::write_trajectories_jsonl(rollout_dump_path(*in.paths, iteration, rank, world, ".jsonl"), g.dumped);
   return g.kept;
 }
 

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "agentrl/core/error.h"
+#include "agentrl/core/strings.h"
 #include "agentrl/model/logprobs.h"
 #include "agentrl/rollout/batch_builder.h"
 #include "agentrl/train/master_weights.h"
@@ -24,7 +25,7 @@ std::vector<SftSequence> sft_sequences_from_jsonl(const std::string& path, const
   int64_t lineno = 0;
   while (std::getline(in, line)) {
     ++lineno;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    if (strings::is_blank(line)) continue;
     const std::string where = path + ":" + std::to_string(lineno) + ": ";
     nlohmann::json j;
     try {

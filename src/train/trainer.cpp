@@ -11,6 +11,7 @@
 #include "agentrl/algo/advantage.h"
 #include "agentrl/algo/filter.h"
 #include "agentrl/algo/policy_loss.h"
+#include "agentrl/algo/trajectory_io.h"
 #include "agentrl/core/collective.h"
 #include "agentrl/core/error.h"
 #include "agentrl/core/fs.h"
@@ -367,8 +368,13 @@ void advantages(RunContext& c, const TrainerState& st, std::vector<rollout::Traj
     const double coef = st.counters.kl_coef >= 0 ? st.counters.kl_coef : kl.coef;
     m["actor/kl_reward_penalty"] = algo::apply_kl_reward_penalty(batch, train_batch, coef, kl.type);
   }
-  auto adv = algo::estimate_and_assign(*c.estimator, batch, train_batch, *c.collective);
+  algo::AdvantageResult result;
+  auto adv = algo::estimate_and_assign(*c.estimator, batch, train_batch, *c.collective, &result);
   m.insert(adv.begin(), adv.end());
+  if (c.cfg.rollout.dump_trajectories)  // beside collect's dump of this iteration (st.iteration + 1)
+    algo::write_advantages_jsonl(rollout_dump_path(c.paths, st.iteration + 1, c.collective->rank(),
+                                                   c.collective->world_size(), ".advantages.jsonl"),
+                                 batch, result);
 }
 
 // 4. The PPO update; on a fatal error a checkpoint of the last good state is

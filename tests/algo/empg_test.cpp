@@ -8,6 +8,8 @@
 #include <limits>
 
 #include "agentrl/algo/advantage.h"
+#include "agentrl/algo/empg.h"
+#include "agentrl/algo/grpo.h"
 #include "agentrl/core/error.h"
 #include "algo_test_util.h"
 
@@ -47,7 +49,7 @@ TEST(Empg, HandComputedSmallBatch) {
 
 TEST(Empg, FinalStdNormDividesByUnbiasedStepStd) {
   AlgorithmConfig cfg;
-  cfg.empg.final_std_norm = true;
+  cfg.options<EmpgConfig>("empg").final_std_norm = true;
   auto r = run_empg(small_batch(), cfg);
   EXPECT_NEAR(r.turn_advantages[0][0], 0.3159595599, 1e-5);
   EXPECT_NEAR(r.turn_advantages[0][1], 0.8038555184, 1e-5);
@@ -79,7 +81,7 @@ TEST(Empg, ScaleDecreasesWithEntropy) {
   // zeta = 0: A_final = g * A - const. Within the positive-advantage
   // trajectory, higher step entropy must give a strictly smaller advantage.
   AlgorithmConfig cfg;
-  cfg.empg.zeta = 0.0;
+  cfg.options<EmpgConfig>("empg").zeta = 0.0;
   std::vector<rollout::Trajectory> b = {episode(0, 0, 1.0, {{0.5f}, {1.0f}, {2.0f}, {3.0f}}), episode(0, 1, 0.0, {{1.0f}})};
   auto r = run_empg(b, cfg);
   const auto& a = r.turn_advantages[0];
@@ -104,7 +106,7 @@ TEST(Empg, TwoRankCollectiveEqualsOneProcess) {
   for (bool std_norm : {false, true}) {
     AlgorithmConfig cfg;
     cfg.adv_estimator = "empg";
-    cfg.empg.final_std_norm = std_norm;
+    cfg.options<EmpgConfig>("empg").final_std_norm = std_norm;
     auto single = run_empg(b, cfg);
     // Rank 0 holds group 0, rank 1 group 1 (groups never span ranks).
     std::vector<std::vector<rollout::Trajectory>> parts = {{b[0], b[1], b[2]}, {b[3], b[4]}};
@@ -152,10 +154,10 @@ TEST(Empg, LossMaskedTrajectoriesGetZeroAndStayOutOfBatchStats) {
 TEST(Empg, DapoBaseUsesStdNormalisedGroupAdvantage) {
   // With grpo.norm_by_std false, base grpo is Dr.GRPO but base dapo is not.
   AlgorithmConfig a, d;
-  a.grpo.norm_by_std = false;
-  d.grpo.norm_by_std = false;
-  d.empg.base = "dapo";
-  a.empg.zeta = d.empg.zeta = 0;
+  a.options<GrpoConfig>("grpo").norm_by_std = false;
+  d.options<GrpoConfig>("grpo").norm_by_std = false;
+  d.options<EmpgConfig>("empg").base = "dapo";
+  a.options<EmpgConfig>("empg").zeta = d.options<EmpgConfig>("empg").zeta = 0;
   // One step each with equal entropy: g = 1, so A_final = base - mean(base).
   std::vector<rollout::Trajectory> b = {episode(0, 0, 1.0, {{1.0f}}), episode(0, 1, 0.0, {{1.0f}})};
   EXPECT_NEAR(run_empg(b, a).turn_advantages[0][0], 0.5, 1e-6);

@@ -8,7 +8,6 @@
 #include "agentrl/algo/advantage.h"
 #include "agentrl/algo/diagnostics.h"
 #include "agentrl/algo/filter.h"
-#include "agentrl/algo/void_turn.h"
 #include "agentrl/core/error.h"
 #include "algo_test_util.h"
 
@@ -135,42 +134,6 @@ TEST(FilterRegistry, UnknownFilterErrorListsRegisteredNames) {
     EXPECT_THAT(e.what(), ::testing::HasSubstr("unknown filter 'dedupe'"));
     EXPECT_THAT(e.what(), ::testing::HasSubstr("overlong, void_turn, zero_variance"));
   }
-}
-
-// ---- SimpleTIR void-turn predicates on crafted responses ----
-
-TEST(VoidTurnPredicate, ClosedPythonFenceIsNotVoid) {
-  EXPECT_FALSE(is_void_turn("Let me compute.\n```python\nprint(6*7)\n```\n", ""));
-}
-
-TEST(VoidTurnPredicate, UnclosedFenceIsVoid) {
-  EXPECT_TRUE(is_void_turn("Let me compute.\n```python\nprint(6*7)\n", ""));
-}
-
-TEST(VoidTurnPredicate, EarlyEosWithoutCodeOrAnswerIsVoid) {
-  EXPECT_TRUE(is_void_turn("First, we note that the sum", ""));
-  EXPECT_TRUE(is_void_turn("```python", ""));  // EOS right after the opening fence
-}
-
-TEST(VoidTurnPredicate, AnswerInResponseOrInExecutionOutputIsNotVoid) {
-  EXPECT_FALSE(is_void_turn("So the answer is \\boxed{42}.", ""));
-  EXPECT_FALSE(is_void_turn("The result is printed above.", "\\boxed{\\frac{1}{2}}\n"));
-}
-
-TEST(VoidTurnPredicate, UnclosedBoxedIsNotAnAnswer) {
-  EXPECT_TRUE(is_void_turn("The answer is \\boxed{\\frac{1}{2}", ""));
-}
-
-TEST(VoidTurnPredicate, RepeatedTextWithoutCodeIsVoid) {
-  std::string text;
-  for (int i = 0; i < 200; ++i) text += "we need to check again. ";
-  EXPECT_TRUE(is_void_turn(text, ""));
-}
-
-TEST(VoidTurnPredicate, FenceOfAnotherLanguageDoesNotCountForPython) {
-  EXPECT_TRUE(is_void_turn("```bash\nls\n```\n", ""));
-  EXPECT_TRUE(is_void_turn("```python3x\nprint(1)\n```\n", ""));
-  EXPECT_TRUE(has_complete_code_block("```bash\nls\n```\n", ""));
 }
 
 }  // namespace

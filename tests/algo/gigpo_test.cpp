@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "agentrl/algo/advantage.h"
+#include "agentrl/algo/gigpo.h"
 #include "algo_test_util.h"
 
 namespace agentrl::algo {
@@ -35,10 +36,10 @@ std::vector<rollout::Trajectory> batch() {
 AdvantageResult run(const std::vector<rollout::Trajectory>& b, const std::string& mode, const std::string& step_reward = "turn") {
   AlgorithmConfig cfg;
   cfg.adv_estimator = "gigpo";
-  cfg.gigpo.gamma = 0.5;
-  cfg.gigpo.omega = 1.0;
-  cfg.gigpo.mode = mode;
-  cfg.gigpo.step_reward = step_reward;
+  cfg.options<GigpoConfig>("gigpo").gamma = 0.5;
+  cfg.options<GigpoConfig>("gigpo").omega = 1.0;
+  cfg.options<GigpoConfig>("gigpo").mode = mode;
+  cfg.options<GigpoConfig>("gigpo").step_reward = step_reward;
   LocalCollective local;
   return make_estimator(cfg)->compute(b, local);
 }
@@ -77,8 +78,8 @@ TEST(Gigpo, MeanStdNormDividesBothLevelsByTheirStd) {
 TEST(Gigpo, OmegaWeightsTheStepLevelTerm) {
   AlgorithmConfig cfg;
   cfg.adv_estimator = "gigpo";
-  cfg.gigpo.gamma = 0.5;
-  cfg.gigpo.omega = 0.0;
+  cfg.options<GigpoConfig>("gigpo").gamma = 0.5;
+  cfg.options<GigpoConfig>("gigpo").omega = 0.0;
   LocalCollective local;
   auto r = make_estimator(cfg)->compute(batch(), local);
   EXPECT_NEAR(r.turn_advantages[0][1], 0.5, 1e-6);

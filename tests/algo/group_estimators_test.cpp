@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "agentrl/algo/advantage.h"
+#include "agentrl/algo/grpo.h"
 #include "agentrl/core/error.h"
 #include "algo_test_util.h"
 
@@ -63,7 +64,7 @@ TEST(Grpo, GroupsAreNormalisedIndependently) {
 TEST(Grpo, NormByStdFalseIsDrGrpo) {
   std::vector<rollout::Trajectory> b = {make_traj(0, 0, 3), make_traj(0, 1, 1), make_traj(0, 2, 2)};
   AlgorithmConfig cfg;
-  cfg.grpo.norm_by_std = false;
+  cfg.options<GrpoConfig>("grpo").norm_by_std = false;
   auto r = run("grpo", b, cfg);
   auto d = run("drgrpo", b);  // drgrpo ignores grpo.norm_by_std
   // mean 2: {1, -1, 0}.

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "agentrl/algo/advantage.h"
+#include "agentrl/algo/empg.h"
 #include "agentrl/dist/process_group.h"
 #include "agentrl/dist/zero_optimizer.h"
 #include "agentrl/train/optim.h"
@@ -259,7 +260,7 @@ std::vector<std::vector<rollout::Trajectory>> shards() {
 algo::AlgorithmConfig empg_config() {
   algo::AlgorithmConfig cfg;
   cfg.adv_estimator = "empg";
-  cfg.empg.final_std_norm = true;
+  cfg.options<algo::EmpgConfig>("empg").final_std_norm = true;
   return cfg;
 }
 

@@ -53,6 +53,9 @@ struct PluginConfig {
   void visit(Visitor& v) { v.field("max_steps", max_steps, "episode step limit", Range::at_least(1)); }
 };
 SectionRegistrar<PluginConfig> plugin_registrar("plugin_env", "a test plug-in section");
+// The same name in another scope is another section (e.g. an estimator's
+// options under algorithm:).
+SectionRegistrar<PluginConfig> scoped_registrar("plugin_env", "a scoped plug-in section", "test_scope");
 
 struct RootConfig {
   TrainerConfig trainer;
@@ -534,11 +537,31 @@ TEST(ConfigHelpers, RegisteredSectionsAreSortedAndDuplicatesRejected) {
   for (const auto& s : registered_sections()) found |= s.name == "plugin_env";
   EXPECT_TRUE(found);
   try {
-    register_section({"plugin_env", "dup", [] { return std::make_unique<TypedSection<PluginConfig>>(); }});
+    register_section({"plugin_env", "dup", [] { return std::make_unique<TypedSection<PluginConfig>>(); }, ""});
     FAIL() << "duplicate accepted";
   } catch (const ConfigError& e) {
     EXPECT_EQ(std::string(e.what()), "config section 'plugin_env' is registered twice");
   }
+}
+
+TEST(ConfigHelpers, ScopedSectionsLiveOnlyInTheirScope) {
+  ExtensionSections top, scoped("test_scope"), other("no_such_scope");
+  EXPECT_TRUE(top.has("plugin_env"));
+  EXPECT_TRUE(scoped.has("plugin_env"));
+  EXPECT_FALSE(other.has("plugin_env"));
+  scoped.as<PluginConfig>("plugin_env").max_steps = 9;
+  EXPECT_EQ(top.as<PluginConfig>("plugin_env").max_steps, 50);  // separate instances
+  ExtensionSections copy = scoped;
+  EXPECT_EQ(copy.as<PluginConfig>("plugin_env").max_steps, 9);
+  try {
+    copy.get("nope");
+    FAIL() << "missing section accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("no config section 'test_scope.nope'"));
+  }
+  bool in_top = false;
+  for (const auto& s : registered_sections()) in_top |= s.scope == "test_scope";
+  EXPECT_FALSE(in_top);
 }
 
 TEST(ConfigHelpers, ExtensionSectionsCopyIsDeep) {

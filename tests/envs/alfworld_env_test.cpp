@@ -11,6 +11,7 @@
 #include "agentrl/envs/alfworld/alfworld_env.h"
 #include "agentrl/envs/env_tools.h"
 #include "agentrl/envs/registry.h"
+#include "shared_data.h"
 
 namespace agentrl::envs {
 namespace {
@@ -130,7 +131,7 @@ TEST(AlfworldEnv, MissingDataDirIsAConfigError) {
 
 TEST(AlfworldEnv, RealGamesSplitByFolderName) {
   const std::string dir = std::string(AGENTRL_SHARED_DATA_DIR) + "/alfworld/json_2.1.1";
-  if (!std::filesystem::exists(dir)) GTEST_SKIP() << "real ALFWorld data not found at " << dir;
+  REQUIRE_SHARED_DATA(dir);
   auto suite = suite_with({"alfworld.data_dir=" + dir, "alfworld.eval_split=valid_unseen"});
   EXPECT_EQ(suite->tasks().splits(), (std::vector<std::string>{"valid_seen", "valid_unseen"}));
   Task t = suite->tasks().get("valid_unseen", 0);

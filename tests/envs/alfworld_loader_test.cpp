@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "agentrl/core/error.h"
+#include "agentrl/envs/alfworld/game_dir.h"
 #include "agentrl/envs/alfworld/game_loader.h"
 #include "agentrl/envs/alfworld/simulator.h"
 

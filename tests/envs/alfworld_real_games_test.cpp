@@ -12,8 +12,10 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "agentrl/envs/alfworld/game_dir.h"
 #include "agentrl/envs/alfworld/game_loader.h"
 #include "agentrl/envs/alfworld/simulator.h"
+#include "shared_data.h"
 
 namespace agentrl::envs::alfworld {
 namespace {
@@ -22,8 +24,7 @@ namespace fs = std::filesystem;
 
 std::string data(const std::string& rel) { return std::string(AGENTRL_SHARED_DATA_DIR) + "/alfworld/" + rel; }
 
-#define SKIP_WITHOUT(path)                                                                        \
-  if (!fs::exists(path)) GTEST_SKIP() << "real ALFWorld data not found at " << (path)
+#define SKIP_WITHOUT(path) REQUIRE_SHARED_DATA(path)
 
 const std::string kWelcome = "-= Welcome to TextWorld, ALFRED! =-\n\n";
 

@@ -22,11 +22,11 @@ std::shared_ptr<Game> kitchen(TaskType type = TaskType::kHeat) {
   g->type_names = {"countertop", "fridge", "microwave", "sinkbasin", "sidetable", "cabinet",
                    "apple", "knife", "mug", "desklamp"};
   g->location_names = {"loc 1", "loc 2", "loc 3", "loc 4", "loc 5", "loc 6", "loc 7"};
-  auto rec = [&](const std::string& name, int type, int loc, bool openable) {
+  auto rec = [&](const std::string& name, int type_index, int loc, bool openable) {
     Receptacle r;
     r.id = name;
     r.name = name;
-    r.type = type;
+    r.type = type_index;
     r.location = loc;
     r.openable = openable;
     g->receptacles.push_back(r);
@@ -38,11 +38,11 @@ std::shared_ptr<Game> kitchen(TaskType type = TaskType::kHeat) {
   rec("microwave 1", 2, 2, true);
   rec("sidetable 1", 4, 4, false);
   rec("sinkbasin 1", 3, 3, false);
-  auto obj = [&](const std::string& name, int type) {
+  auto obj = [&](const std::string& name, int type_index) {
     Object o;
     o.id = name;
     o.name = name;
-    o.type = type;
+    o.type = type_index;
     o.pickupable = true;
     g->objects.push_back(o);
     return static_cast<int>(g->objects.size()) - 1;

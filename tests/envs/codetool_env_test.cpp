@@ -121,6 +121,46 @@ TEST(CodetoolEnv, VoidTurnEndsTheEpisodeWithoutReward) {
   EXPECT_FALSE(env->is_void_turn("```python\nfinal_answer(3)\n", "\\boxed{3}"));
 }
 
+// SimpleTIR's void turn (arXiv 2509.02479 sec. 3.3), through the predicate the
+// agent loop calls (Env::is_void_turn) on crafted responses.
+class CodetoolVoidTurn : public ::testing::Test {
+ protected:
+  CodeToolSuite suite{small_config()};
+  std::unique_ptr<Env> env = suite.make_env();
+};
+
+TEST_F(CodetoolVoidTurn, ClosedPythonFenceIsNotVoidUnclosedIs) {
+  EXPECT_FALSE(env->is_void_turn("Let me compute.\n```python\nprint(6*7)\n```\n", ""));
+  EXPECT_TRUE(env->is_void_turn("Let me compute.\n```python\nprint(6*7)\n", ""));
+  EXPECT_TRUE(env->is_void_turn("```python", ""));  // EOS right after the opening fence
+}
+
+TEST_F(CodetoolVoidTurn, EarlyEosOrRepetitionWithoutCodeIsVoid) {
+  EXPECT_TRUE(env->is_void_turn("First, we note that the sum", ""));
+  std::string text;
+  for (int i = 0; i < 200; ++i) text += "we need to check again. ";
+  EXPECT_TRUE(env->is_void_turn(text, ""));
+}
+
+TEST_F(CodetoolVoidTurn, ClosedAnswerInResponseOrOutputIsNotVoidUnclosedIs) {
+  EXPECT_FALSE(env->is_void_turn("So the answer is \\boxed{42}.", ""));
+  EXPECT_FALSE(env->is_void_turn("The result is printed above.", "\\boxed{\\frac{1}{2}}\n"));
+  EXPECT_TRUE(env->is_void_turn("The answer is \\boxed{\\frac{1}{2}", ""));
+}
+
+TEST_F(CodetoolVoidTurn, FenceOfAnotherLanguageIsVoid) {
+  EXPECT_TRUE(env->is_void_turn("```bash\nls\n```\n", ""));
+  EXPECT_TRUE(env->is_void_turn("```pyproject\nx = 1\n```\n", ""));
+}
+
+TEST_F(CodetoolVoidTurn, AnswerCutOffByTheLengthLimitEndsTheEpisodeAsAVoidTurn) {
+  env->reset(suite.get("test", 0), 1);
+  StepResult r = env->step("The answer is \\boxed{\\frac{1}{2}");
+  EXPECT_TRUE(r.done);
+  EXPECT_EQ(r.reward, 0.0);
+  EXPECT_EQ(r.info.metrics.at("void_turn"), 1);
+}
+
 TEST(CodetoolEnv, BoxedAnswerInResponseIsGraded) {
   CodeToolSuite suite(small_config());
   auto env = suite.make_env();

@@ -9,6 +9,7 @@
 #include "agentrl/envs/registry.h"
 #include "agentrl/envs/webshop/text_match.h"
 #include "agentrl/envs/webshop/webshop_env.h"
+#include "shared_data.h"
 
 namespace fs = std::filesystem;
 using namespace agentrl::envs;
@@ -373,8 +374,8 @@ TEST_F(WebshopEnvTest, MissingProductsFileIsConfigErrorNamingKey) {
 
 TEST_F(WebshopEnvTest, ExpertSolvesSyntheticGoalsOnRealProductSample) {
   const std::string dir = std::string(AGENTRL_SHARED_DATA_DIR) + "/webshop";
-  if (!fs::exists(dir + "/resources_100_documents.jsonl") || !fs::exists(dir + "/items_ins_v2_1000.json"))
-    GTEST_SKIP() << "real WebShop data absent in " << dir;
+  REQUIRE_SHARED_DATA(dir + "/resources_100_documents.jsonl");
+  REQUIRE_SHARED_DATA(dir + "/items_ins_v2_1000.json");
   WebshopConfig c;
   c.products_file = dir + "/resources_100_documents.jsonl";
   c.attributes_file = dir + "/items_ins_v2_1000.json";
@@ -393,7 +394,7 @@ TEST_F(WebshopEnvTest, ExpertSolvesSyntheticGoalsOnRealProductSample) {
   auto affected = [](const Goal& g) {
     for (const auto& o : g.goal_options) {
       bool tuple_is_colour = false;
-      for (const auto& c : color_set()) tuple_is_colour |= (c == o.name || c == o.value);
+      for (const auto& colour : color_set()) tuple_is_colour |= (colour == o.name || colour == o.value);
       if (!tuple_is_colour && normalize_color(o.value) != o.value) return true;
     }
     return false;

@@ -176,7 +176,9 @@ TEST(RolloutPool, HangingEnvTimesOutWithoutBlockingTheOthers) {
     for (size_t i = 0; i < trajs.size(); ++i) {
       const bool hung = i < 2;  // both samples of task 0
       EXPECT_EQ(trajs[i].failed, hung) << i << (deterministic ? " lock-step" : " threaded");
-      if (hung) EXPECT_NE(trajs[i].error.find("timeout"), std::string::npos) << trajs[i].error;
+      if (hung) {
+        EXPECT_NE(trajs[i].error.find("timeout"), std::string::npos) << trajs[i].error;
+      }
     }
     EXPECT_EQ(st.timed_out, 2);
   }
@@ -203,10 +205,10 @@ class CappedGenerator : public ScriptedGenerator {
  public:
   explicit CappedGenerator(int64_t cap) : cap_(cap) {}
   int64_t max_sequences() const override { return cap_; }
-  std::vector<GenerationResult> generate_batch(std::vector<GenerationRequest> requests) override {
-    events.push_back("batch " + std::to_string(requests.size()));
-    batch_sizes.push_back(static_cast<int64_t>(requests.size()));
-    return Generator::generate_batch(std::move(requests));
+  std::vector<GenerationResult> generate_batch(std::vector<GenerationRequest> batch) override {
+    events.push_back("batch " + std::to_string(batch.size()));
+    batch_sizes.push_back(static_cast<int64_t>(batch.size()));
+    return Generator::generate_batch(std::move(batch));
   }
   void release(const std::string& key) override { events.push_back("release " + key); }
   std::vector<int64_t> batch_sizes;

@@ -333,14 +333,14 @@ INSTANTIATE_TEST_SUITE_P(
     RealEnvs, EnvTokenExactness,
     ::testing::Combine(::testing::Values("alfworld", "webshop", "deepsearch", "codetool"),
                        ::testing::Values("full", "window"), ::testing::Values("fp32")),
-    [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param); });
+    [](const auto& p) { return std::get<0>(p.param) + "_" + std::get<1>(p.param); });
 
 // The same checks with bf16 weights (the GPU configs' dtype).
 INSTANTIATE_TEST_SUITE_P(
     RealEnvsBf16, EnvTokenExactness,
     ::testing::Combine(::testing::Values("alfworld", "webshop", "deepsearch", "codetool"), ::testing::Values("full"),
                        ::testing::Values("bf16")),
-    [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param) + "_bf16"; });
+    [](const auto& p) { return std::get<0>(p.param) + "_" + std::get<1>(p.param) + "_bf16"; });
 
 }  // namespace
 }  // namespace agentrl::rollout

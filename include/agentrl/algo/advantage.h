@@ -43,6 +43,11 @@ struct AdvantageResult {
   std::vector<std::vector<float>> turn_advantages;
   // Estimator-specific diagnostics, keys prefixed "<estimator>/".
   std::map<std::string, double> diagnostics;
+  // Optional per-turn values for inspection (written next to the dumped
+  // rollouts, shown by `agentrl dashboard`): turn_details[i][t] maps
+  // "<estimator>/<name>" to a value (EMPG's gain and bonus of the step,
+  // GiGPO's step-group size). Empty, or shaped like turn_advantages.
+  std::vector<std::vector<std::map<std::string, double>>> turn_details;
 };
 
 class AdvantageEstimator {
@@ -91,9 +96,11 @@ void mask_loss_masked_rows(rollout::TrainBatch& batch, const std::vector<rollout
 // assign_token_advantages and mask_loss_masked_rows on `batch`. Returns the
 // estimator's diagnostics plus "advantage/mean|std|min|max|count" over the
 // batch's loss tokens (across ranks).
+// `result`, when given, receives the estimator's result (for the dump).
 std::map<std::string, double> estimate_and_assign(const AdvantageEstimator& estimator,
                                                   const std::vector<rollout::Trajectory>& trajectories,
-                                                  rollout::TrainBatch& batch, Collective& collective);
+                                                  rollout::TrainBatch& batch, Collective& collective,
+                                                  AdvantageResult* result = nullptr);
 
 // ---- helpers shared by the estimators (public for tests and extensions) ----
 

@@ -17,35 +17,14 @@
 
 namespace agentrl::algo {
 
-// GRPO (Shao et al. 2024, arXiv 2402.03300, eq. 3 outcome supervision):
-// A_i = (r_i - mean_g) / (std_g + eps). std is the unbiased sample standard
-// deviation (torch.std, as verl's compute_grpo_outcome_advantage).
-struct GrpoConfig {
-  bool norm_by_std = true;  // false = Dr.GRPO (Liu et al. 2025, arXiv 2503.20783)
-  double eps = 1e-6;
-  void visit(config::Visitor& v);
-};
+// Config scope of the estimators' option sections (YAML: algorithm.<name>).
+inline constexpr const char* kEstimatorOptionScope = "algorithm";
 
-// EMPG (Wang et al. 2025, arXiv 2509.09265).
-struct EmpgConfig {
-  std::string base = "grpo";  // base outcome advantage: grpo (uses algorithm.grpo) | dapo (std-normalised grpo)
-  double k = 1.0;             // scale of the self-calibrating gradient scaling g
-  double k_prime = 1.0;       // scale of the future-clarity bonus f
-  double zeta = 0.05;         // weight of the future-clarity bonus
-  bool final_std_norm = false;  // divide the final zero-mean advantages by their std
-  double eps = 1e-8;            // min-max normalisation epsilon
-  void visit(config::Visitor& v);
-};
-
-// GiGPO (Feng et al. 2025, arXiv 2505.10978).
-struct GigpoConfig {
-  double gamma = 0.95;               // discount of the step return (eq. 5)
-  double omega = 1.0;                // weight of the step-level advantage (eq. 8)
-  std::string mode = "mean_norm";    // mean_norm | mean_std_norm
-  std::string step_reward = "turn";  // turn: Turn::reward | outcome: Trajectory::reward on the last step
-  double eps = 1e-6;
-  void visit(config::Visitor& v);
-};
+// Registers CONFIG (a struct with visit()) as the option section
+// algorithm.NAME; use at namespace scope in the estimator's .cpp.
+#define AGENTRL_REGISTER_ESTIMATOR_OPTIONS(NAME, CONFIG, DOC)                                 \
+  static const ::agentrl::config::SectionRegistrar<CONFIG> agentrl_estimator_options_##NAME( \
+      #NAME, DOC, ::agentrl::algo::kEstimatorOptionScope)
 
 struct VoidTurnConfig {
   // false (SimpleTIR reference): a trajectory with a void turn keeps its
@@ -74,12 +53,18 @@ struct OverlongConfig {
 struct AlgorithmConfig {
   std::string adv_estimator = "grpo";  // a registered estimator name
   std::vector<std::string> filters;    // registered filter names, applied in order
-  GrpoConfig grpo;
-  EmpgConfig empg;
-  GigpoConfig gigpo;
   VoidTurnConfig void_turn;
   ZeroVarianceConfig zero_variance;
   OverlongConfig overlong;
+  // The estimators' option sections (algorithm.<name>): each estimator's file
+  // registers its own (AGENTRL_REGISTER_ESTIMATOR_OPTIONS), so adding an
+  // estimator with options edits no shared file. Read with
+  // options<GrpoConfig>("grpo").
+  config::ExtensionSections estimator_options{kEstimatorOptionScope};
+  template <class T>
+  const T& options(const std::string& name) const { return estimator_options.as<T>(name); }
+  template <class T>
+  T& options(const std::string& name) { return estimator_options.as<T>(name); }
   void visit(config::Visitor& v);
 };
 

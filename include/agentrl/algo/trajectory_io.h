@@ -39,6 +39,7 @@
 #include <string>
 #include <vector>
 
+#include "agentrl/algo/advantage.h"
 #include "agentrl/rollout/trajectory.h"
 
 namespace agentrl::algo {
@@ -54,5 +55,12 @@ std::string trajectory_to_json(const rollout::Trajectory& trajectory, bool with_
 // The run directory's rollouts/iter_<N>.jsonl: every trajectory, token
 // statistics but no token ids, written atomically (temp file + rename).
 void write_trajectories_jsonl(const std::string& path, const std::vector<rollout::Trajectory>& trajectories);
+
+// What the estimator made of a trained batch, one line per trajectory:
+// {"episode_id", "turn_advantages": [per turn], "turn_details": [per turn
+// {"<estimator>/<name>": value}]} (rollouts/iter_N.advantages.jsonl beside
+// the dumped trajectories; `agentrl dashboard` shows it). Atomic write.
+void write_advantages_jsonl(const std::string& path, const std::vector<rollout::Trajectory>& batch,
+                            const AdvantageResult& result);
 
 }  // namespace agentrl::algo

@@ -16,9 +16,10 @@
 //   };
 //
 // Sections nest with `v.section("optim", optim, "optimizer")`. Sections that
-// belong to plug-ins (one per environment) are registered by name with
-// `register_section` and live in an ExtensionSections map, so adding an env
-// adds its config section without editing the root struct.
+// belong to plug-ins (one per environment, one per advantage estimator) are
+// registered by name and scope with `register_section` and live in an
+// ExtensionSections map of that scope, so adding an env or an estimator adds
+// its config section without editing a shared struct.
 //
 // Loading (`load_config`): YAML files compose through a top-level
 // `defaults: [base.yaml, ...]` list (later files override earlier ones, the
@@ -121,29 +122,33 @@ class TypedSection final : public Section {
 };
 
 struct SectionInfo {
-  std::string name;  // top-level YAML key, e.g. "alfworld"
+  std::string name;  // YAML key within its scope, e.g. "alfworld", "empg"
   std::string doc;
   std::function<std::unique_ptr<Section>()> make_default;
+  // Where the section lives: "" = top level (envs), "algorithm" = under
+  // algorithm: (estimators). Each ExtensionSections holds one scope.
+  std::string scope;
 };
 
 // Registers a plug-in section; call from a static initialiser. Duplicate
-// names throw.
+// names within a scope throw.
 void register_section(SectionInfo info);
-// All registered sections, sorted by name.
-std::vector<SectionInfo> registered_sections();
+// The sections registered in `scope`, sorted by name.
+std::vector<SectionInfo> registered_sections(const std::string& scope = "");
 
 template <class T>
 struct SectionRegistrar {
-  SectionRegistrar(const char* name, const char* doc) {
-    register_section({name, doc, [] { return std::make_unique<TypedSection<T>>(); }});
+  SectionRegistrar(const char* name, const char* doc, const char* scope = "") {
+    register_section({name, doc, [] { return std::make_unique<TypedSection<T>>(); }, scope});
   }
 };
 
-// Holds one instance of every registered plug-in section (defaults until
-// loaded). Copyable.
+// Holds one instance of every plug-in section registered in one scope
+// (defaults until loaded). Copyable. Construct it after static
+// initialisation (sections registered later are not in it).
 class ExtensionSections {
  public:
-  ExtensionSections();
+  explicit ExtensionSections(std::string scope = "");
   ExtensionSections(const ExtensionSections& other);
   ExtensionSections& operator=(const ExtensionSections& other);
 
@@ -167,6 +172,7 @@ class ExtensionSections {
   }
 
  private:
+  std::string scope_;
   std::map<std::string, std::unique_ptr<Section>> sections_;
   std::map<std::string, std::string> docs_;
 };

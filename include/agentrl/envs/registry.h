@@ -39,7 +39,7 @@ template <class Config>
 struct EnvRegistrar {
   EnvRegistrar(const char* name, const char* doc,
                std::function<std::shared_ptr<EnvSuite>(const Config&)> make) {
-    config::register_section({name, doc, [] { return std::make_unique<config::TypedSection<Config>>(); }});
+    config::register_section({name, doc, [] { return std::make_unique<config::TypedSection<Config>>(); }, ""});
     register_env({name, doc, [make, name = std::string(name)](const config::Section& s) {
                     auto* typed = dynamic_cast<const config::TypedSection<Config>*>(&s);
                     if (typed == nullptr) throw std::logic_error("env config type mismatch for " + name);

@@ -11,6 +11,7 @@
 
 #include <torch/torch.h>
 
+#include "agentrl/model/dense.h"
 #include "agentrl/model/model_args.h"
 #include "agentrl/model/norm.h"
 

@@ -22,16 +22,4 @@ class RMSNormImpl : public torch::nn::Module {
 };
 TORCH_MODULE(RMSNorm);
 
-// Bias-optional linear layer y = x W^T + b with HF's parameter names
-// "weight" [out,in] and "bias" [out]. Unlike torch::nn::Linear the
-// parameters are created uninitialised (no costly random init of weights a
-// checkpoint is about to overwrite); TransformerLM::init_weights fills them.
-class DenseImpl : public torch::nn::Module {
- public:
-  DenseImpl(int64_t in, int64_t out, bool bias);
-  torch::Tensor forward(const torch::Tensor& x);
-  torch::Tensor weight, bias;
-};
-TORCH_MODULE(Dense);
-
 }  // namespace agentrl::model

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "agentrl/model/attention.h"
+#include "agentrl/model/dense.h"
 #include "agentrl/model/model_args.h"
 
 namespace agentrl::model {

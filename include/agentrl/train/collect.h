@@ -29,6 +29,10 @@ namespace agentrl::train {
 // every (iteration, attempt) pair, however large algorithm.zero_variance.max_retries.
 int64_t rollout_round(int64_t iteration, int64_t attempt);
 
+// rollouts/iter_N[_rankR]<suffix>: where iteration N's dumps of this rank go
+// (the rank part only with more than one rank).
+std::string rollout_dump_path(const RunPaths& paths, int64_t iteration, int rank, int world, const std::string& suffix);
+
 struct CollectInputs {
   rollout::Generator* generator = nullptr;
   std::shared_ptr<const envs::EnvSuite> suite;

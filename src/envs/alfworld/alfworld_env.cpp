@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "agentrl/core/error.h"
+#include "agentrl/envs/alfworld/game_dir.h"
 #include "agentrl/envs/alfworld/game_loader.h"
 #include "agentrl/envs/registry.h"
 

@@ -1,32 +1,27 @@
 // Real ALFWorld games: game.tw-pddl / initial_state.pddl parsing, ALFWorld's
-// naming rule, the goal shapes of the six task types, directory loading.
+// naming rule, the goal shapes of the six task types (directory loading:
+// game_dir.cpp).
 #include "agentrl/envs/alfworld/game_loader.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cctype>
 #include <exception>
-#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
-#include <thread>
 #include <unordered_map>
 
 #include "agentrl/core/error.h"
+#include "agentrl/core/strings.h"
 #include "pddl_parser.h"
 
 namespace agentrl::envs::alfworld {
-namespace fs = std::filesystem;
 namespace {
 
-std::string lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
+std::string lower(std::string s) { return strings::lower_ascii(std::move(s)); }
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -104,10 +99,7 @@ std::string action_template(const std::string& grammar, const std::string& actio
   return grammar.substr(b, e - b);
 }
 
-std::string replace_all(std::string s, const std::string& from, const std::string& to) {
-  for (size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size())) s.replace(p, from.size(), to);
-  return s;
-}
+using strings::replace_all;
 
 // GameText from the grammar; rejects grammars of unknown shape rather than
 // printing text ALFWorld would not print.
@@ -474,72 +466,6 @@ LoadedGame load_trial(const std::string& initial_state_pddl, const std::string& 
   out.solvable = true;
   out.has_solvable_key = false;
   return out;
-}
-
-std::vector<GameSplit> load_game_dir(const std::string& data_dir, int threads) {
-  std::error_code ec;
-  if (!fs::is_directory(data_dir, ec))
-    throw ConfigError("alfworld.data_dir: '" + data_dir + "' is not a directory (expected a json_2.1.1 folder)");
-  std::vector<GameSplit> splits;
-  std::vector<std::string> names;
-  for (const auto& e : fs::directory_iterator(data_dir))
-    if (e.is_directory()) names.push_back(e.path().filename().string());
-  std::sort(names.begin(), names.end());
-  for (const auto& name : names) {
-    GameSplit sp;
-    sp.name = name;
-    std::vector<std::string> files;
-    for (const auto& e : fs::recursive_directory_iterator(fs::path(data_dir) / name))
-      if (e.is_regular_file() && e.path().filename() == "game.tw-pddl") files.push_back(e.path().string());
-    std::sort(files.begin(), files.end());
-    for (const auto& f : files) {
-      // ALFWorld's layout: <split>/<task>/<trial>/game.tw-pddl. A game one
-      // level higher means data_dir names a split folder, not the download.
-      const fs::path rel = fs::path(f).lexically_relative(fs::path(data_dir) / name);
-      if (std::distance(rel.begin(), rel.end()) != 3)
-        throw ConfigError("alfworld.data_dir: '" + f + "' is not at <split>/<task>/<trial>/game.tw-pddl under '" +
-                          data_dir + "'; point data_dir at the folder that holds valid_seen/, valid_unseen/ (and train/)");
-    }
-    std::vector<std::string> kept;
-    for (auto& f : files) {
-      std::string rel = f.substr(data_dir.size());
-      if (rel.find("movable") != std::string::npos || rel.find("Sliced") != std::string::npos) {
-        ++sp.skipped;
-        continue;
-      }
-      kept.push_back(f);
-    }
-    std::vector<LoadedGame> loaded(kept.size());
-    std::vector<std::exception_ptr> errors(kept.size());
-    std::atomic<size_t> next{0};
-    int nthreads = threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    nthreads = std::min<int>(nthreads, static_cast<int>(std::max<size_t>(1, kept.size())));
-    auto work = [&] {
-      for (size_t i = next++; i < kept.size(); i = next++) {
-        try {
-          loaded[i] = load_game_file(kept[i]);
-        } catch (...) {
-          errors[i] = std::current_exception();
-        }
-      }
-    };
-    std::vector<std::thread> pool;
-    for (int k = 1; k < nthreads; ++k) pool.emplace_back(work);
-    work();
-    for (auto& th : pool) th.join();
-    for (size_t i = 0; i < kept.size(); ++i) {
-      if (errors[i]) std::rethrow_exception(errors[i]);  // the first failing file in path order
-      if (!loaded[i].solvable) {
-        ++sp.skipped;
-        continue;
-      }
-      sp.paths.push_back(kept[i]);
-      sp.games.push_back(loaded[i].game);
-    }
-    if (!sp.games.empty()) splits.push_back(std::move(sp));
-  }
-  if (splits.empty()) throw ConfigError("alfworld.data_dir: no game.tw-pddl games found under '" + data_dir + "'");
-  return splits;
 }
 
 }  // namespace agentrl::envs::alfworld

@@ -3,6 +3,7 @@
 // grammar inside json_2.1.1 game files, which agree on every string except
 // the ones held in GameText).
 #include "agentrl/envs/alfworld/simulator.h"
+#include "agentrl/core/strings.h"
 
 #include <algorithm>
 #include <numeric>
@@ -10,12 +11,7 @@
 namespace agentrl::envs::alfworld {
 namespace {
 
-std::string trim(const std::string& s) {
-  size_t b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string::npos) return "";
-  size_t e = s.find_last_not_of(" \t\r\n");
-  return s.substr(b, e - b + 1);
-}
+using strings::trim;
 
 // Substitutes {o}, {r}, {l} in a GameText template.
 std::string fill(const std::string& tmpl, const std::string& o, const std::string& r, const std::string& l) {

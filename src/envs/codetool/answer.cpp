@@ -1,4 +1,5 @@
 #include "agentrl/envs/codetool/answer.h"
+#include "agentrl/core/strings.h"
 
 #include <nlohmann/json.hpp>
 
@@ -12,17 +13,12 @@
 namespace agentrl::envs::codetool {
 namespace {
 
+// In place: the normaliser below rewrites one string step by step.
 void replace_all(std::string& s, const std::string& from, const std::string& to) {
-  if (from.empty()) return;
-  for (size_t pos = s.find(from); pos != std::string::npos; pos = s.find(from, pos + to.size()))
-    s.replace(pos, from.size(), to);
+  s = strings::replace_all(std::move(s), from, to);
 }
 
-std::string trim(const std::string& s) {
-  size_t b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);
-}
+using strings::trim;
 
 // Index just past the group that opens at s[open] == '{', or npos.
 size_t close_brace(const std::string& s, size_t open) {

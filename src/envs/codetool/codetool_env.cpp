@@ -8,7 +8,10 @@
 namespace agentrl::envs::codetool {
 namespace {
 
-bool has_boxed(const std::string& s) { return s.find("\\boxed{") != std::string::npos; }
+// A final answer is a \boxed{} (or \fbox{}) whose braces close: the test the
+// grader applies, so an answer cut off by the length limit is none (SimpleTIR
+// counts such a turn as void).
+bool has_final_answer(const std::string& s) { return last_boxed(s).has_value(); }
 
 // Moves `pos` back to the start of a UTF-8 character.
 size_t utf8_floor(const std::string& s, size_t pos) {
@@ -100,7 +103,7 @@ int CodeToolEnv::max_steps() const { return static_cast<int>(suite_.config().max
 std::optional<std::string> CodeToolEnv::extract_action(const std::string& response) const { return response; }
 
 bool CodeToolEnv::is_void_turn(const std::string& response, const std::string& tool_output) const {
-  return !has_boxed(response) && !has_boxed(tool_output) && !last_code_block(response).has_value();
+  return !has_final_answer(response) && !has_final_answer(tool_output) && !last_code_block(response).has_value();
 }
 
 std::string CodeToolEnv::format_output(const ExecResult& r) const {
@@ -144,7 +147,7 @@ StepResult CodeToolEnv::step(const std::string& response) {
     return fill_metrics(res);
   }
   ++turn_;
-  if (has_boxed(response)) return fill_metrics(finish(response, res));
+  if (has_final_answer(response)) return fill_metrics(finish(response, res));
   auto code = last_code_block(response);
   if (!code) {  // void turn: neither a complete code block nor a final answer
     res.done = done_ = true;
@@ -168,7 +171,7 @@ StepResult CodeToolEnv::step(const std::string& response) {
   if (!r.ok) ++exec_errors_;
   if (r.timed_out) ++timeouts_;
   res.observation = format_output(r);
-  if (r.ok && has_boxed(r.stdout_text)) return fill_metrics(finish(r.stdout_text, res));
+  if (r.ok && has_final_answer(r.stdout_text)) return fill_metrics(finish(r.stdout_text, res));
   if (turn_ >= suite_.config().max_turns) res.done = done_ = true;
   return fill_metrics(res);
 }

@@ -6,6 +6,7 @@
 
 #include "agentrl/core/error.h"
 #include "agentrl/core/rng.h"
+#include "agentrl/core/strings.h"
 #include "agentrl/envs/codetool/answer.h"
 
 namespace agentrl::envs::codetool {
@@ -197,7 +198,7 @@ std::vector<MathProblem> load_math_jsonl(const std::string& path) {
   std::vector<MathProblem> out;
   std::string line;
   for (size_t lineno = 1; std::getline(in, line); ++lineno) {
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    if (strings::is_blank(line)) continue;
     const std::string where = path + ":" + std::to_string(lineno) + ": ";
     nlohmann::json j;
     try {

@@ -25,6 +25,7 @@
 
 #include "agentrl/core/error.h"
 #include "agentrl/core/rng.h"
+#include "agentrl/core/strings.h"
 
 namespace agentrl::envs::codetool {
 namespace {
@@ -353,11 +354,7 @@ bool write_all(int fd, const std::string& data, Clock::time_point deadline) {
   return true;
 }
 
-std::string trim_line(const std::string& s) {
-  size_t b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);
-}
+using strings::trim;
 
 }  // namespace
 
@@ -367,7 +364,7 @@ std::string ExecResult::error_line() const {
   while (end > 0) {
     size_t start = stderr_text.rfind('\n', end - 1);
     start = (start == std::string::npos) ? 0 : start + 1;
-    std::string line = trim_line(stderr_text.substr(start, end - start));
+    std::string line = trim(stderr_text.substr(start, end - start));
     if (!line.empty()) return line;
     if (start == 0) break;
     end = start - 1;
@@ -409,7 +406,7 @@ SandboxSupport probe_sandbox(const SandboxConfig& config) {
     kill_and_reap(child, /*graceful=*/false);
     s.available = !timed_out && WIFEXITED(status) && WEXITSTATUS(status) == 0;
     if (!s.available)
-      s.reason = timed_out ? "bubblewrap did not finish within 20 s" : ("bubblewrap failed: " + trim_line(diag));
+      s.reason = timed_out ? "bubblewrap did not finish within 20 s" : ("bubblewrap failed: " + trim(diag));
   }
   std::lock_guard<std::mutex> lock(mu);
   cache[key] = s;
@@ -471,7 +468,7 @@ std::unique_ptr<PythonSession> PythonSession::start(const SandboxConfig& config)
                           [](const std::string& b) { return b.find('\n') != std::string::npos; });
   if (!ready || buf != "READY\n") {
     std::string why = timed_out ? "did not start within " + std::to_string(config.start_timeout_s) + " s"
-                                : "exited during start-up: " + trim_line(impl->diag);
+                                : "exited during start-up: " + trim(impl->diag);
     throw IoError("codetool sandbox: python interpreter '" + config.python + "' " + why);
   }
   return std::unique_ptr<PythonSession>(new PythonSession(std::move(impl)));

@@ -12,15 +12,12 @@
 
 #include "agentrl/core/error.h"
 #include "agentrl/core/jsonl.h"
+#include "agentrl/core/strings.h"
 
 namespace agentrl::envs::deepsearch {
 namespace {
 
-std::string trim(const std::string& s) {
-  size_t b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);
-}
+using strings::trim;
 
 std::vector<std::string> words(const std::string& s) {
   std::vector<std::string> out;
@@ -151,7 +148,7 @@ bool CorpusReader::next(Passage& out) {
   while (std::getline(impl_->in, text)) {
     ++impl_->line;
     impl_->bytes += text.size() + 1;
-    if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
+    if (strings::is_blank(text)) continue;
     const std::string where = impl_->path + ":" + std::to_string(impl_->line) + ": ";
     nlohmann::json j;
     try {

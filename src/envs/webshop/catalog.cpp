@@ -13,6 +13,7 @@
 #include <iterator>
 
 #include "agentrl/core/rng.h"
+#include "agentrl/envs/webshop/goals.h"
 #include "agentrl/envs/webshop/product.h"
 #include "agentrl/envs/webshop/python_random.h"
 
@@ -222,12 +223,7 @@ Product CatalogGenerator::product(size_t index) const {
 
 Goal CatalogGenerator::goal(const Product& p, double price, uint64_t goal_seed) const {
   Rng rng(mix_seed(seed_ ^ 0x600D5EEDULL, goal_seed));
-  Goal g;
-  g.asin = p.asin;
-  g.category = p.category;
-  g.query = p.query;
-  g.name = p.title;
-  g.product_category = p.product_category;
+  Goal g = goal_for_product(p);
   auto ai = distinct(rng, p.attributes.size(), static_cast<size_t>(rng.uniform_int(1, std::min<int64_t>(3, p.attributes.size()))));
   for (size_t i : ai) g.attributes.push_back(p.attributes[i]);
   // Options in sorted-name order, as get_synthetic_goals builds them.

@@ -13,7 +13,7 @@
 #include <sstream>
 
 #include "agentrl/core/error.h"
-#include "agentrl/envs/webshop/python_random.h"
+#include "agentrl/core/strings.h"
 #include "agentrl/envs/webshop/text_match.h"
 
 namespace agentrl::envs::webshop {
@@ -82,12 +82,18 @@ std::string price_tag(const std::vector<double>& pricing) {
 }
 
 namespace {
-std::string lower_ascii(std::string s) {
-  for (char& c : s)
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  return s;
-}
+using strings::lower_ascii;
 }  // namespace
+
+Goal goal_for_product(const Product& p) {
+  Goal g;
+  g.asin = p.asin;
+  g.category = p.category;
+  g.query = p.query;
+  g.name = p.title;
+  g.product_category = p.product_category;
+  return g;
+}
 
 std::string index_text(const Product& p) {
   std::string options;
@@ -151,21 +157,8 @@ std::vector<std::string> get_string_list(const json& v, const std::string& path,
   return out;
 }
 
-std::string strip_ws(const std::string& s) {
-  size_t b = s.find_first_not_of(" \t\r\n\f\v");
-  if (b == std::string::npos) return "";
-  size_t e = s.find_last_not_of(" \t\r\n\f\v");
-  return s.substr(b, e - b + 1);
-}
-
-std::string replace_all(std::string s, const std::string& from, const std::string& to) {
-  size_t pos = 0;
-  while ((pos = s.find(from, pos)) != std::string::npos) {
-    s.replace(pos, from.size(), to);
-    pos += to.size();
-  }
-  return s;
-}
+using strings::replace_all;
+using strings::trim;
 
 // One product record (raw items_shuffle form or processed form) -> Product.
 // Returns false for records WebShop skips (bad ASIN).
@@ -179,7 +172,7 @@ bool convert_record(const json& r, const std::string& path, const std::string& w
   p.description = r.contains("full_description") ? get_string(r, "full_description", path, w, false)
                                                  : get_string(r, "Description", path, w, false);
   p.category = get_string(r, "category", path, w, false);
-  p.query = strip_ws(lower_ascii(get_string(r, "query", path, w, false)));
+  p.query = trim(lower_ascii(get_string(r, "query", path, w, false)));
   p.product_category = get_string(r, "product_category", path, w, false);
   // BulletPoints = small_description if a list, else [small_description].
   auto sd = r.find("small_description");
@@ -227,7 +220,7 @@ bool convert_record(const json& r, const std::string& path, const std::string& w
         for (const auto& c : it.value()) {
           if (!c.is_object() || !c.contains("value") || !c["value"].is_string())
             bad(path, w, "customization_options." + it.key() + " entries need a string 'value'");
-          values.push_back(lower_ascii(replace_all(strip_ws(c["value"].get<std::string>()), "/", " | ")));
+          values.push_back(lower_ascii(replace_all(trim(c["value"].get<std::string>()), "/", " | ")));
         }
         p.options.emplace_back(lower_ascii(it.key()), std::move(values));
       }
@@ -315,7 +308,7 @@ ProductStore load_products_jsonl(const std::string& path, const AnnotationMap& a
   size_t lineno = 0;
   while (std::getline(in, line)) {
     ++lineno;
-    if (strip_ws(line).empty()) continue;
+    if (trim(line).empty()) continue;
     json j;
     try {
       j = json::parse(line);
@@ -327,142 +320,6 @@ ProductStore load_products_jsonl(const std::string& path, const AnnotationMap& a
     if (convert_record(rec, path, "line " + std::to_string(lineno), annotations, p)) store.add(std::move(p));
   }
   return store;
-}
-
-// ------------------------------------------------------------ goals
-
-const std::vector<double>& price_range() {
-  static const std::vector<double> r = [] {
-    std::vector<double> v;
-    for (int i = 1; i < 100; ++i) v.push_back(10.0 * i);
-    return v;
-  }();
-  return r;
-}
-
-namespace {
-// goal.py: price_range = [p for p in PRICE_RANGE if p > price][:4]; if at
-// least 2: price_upper = max of random.sample(price_range, 2).
-std::pair<double, std::string> draw_price_upper(double price, PyRandom& rng) {
-  std::vector<double> range;
-  for (double p : price_range())
-    if (p > price && range.size() < 4) range.push_back(p);
-  if (range.size() < 2) return {1000000.0, ""};
-  auto s = rng.sample(range, 2);
-  double upper = std::max(s[0], s[1]);
-  char buf[64];
-  std::snprintf(buf, sizeof buf, ", and price lower than %.2f dollars", upper);
-  return {upper, buf};
-}
-
-std::string strip_dots(const std::string& s) {
-  size_t b = s.find_first_not_of('.');
-  if (b == std::string::npos) return "";
-  size_t e = s.find_last_not_of('.');
-  return s.substr(b, e - b + 1);
-}
-}  // namespace
-
-std::unordered_map<std::string, double> product_prices(const ProductStore& store, PyRandom& rng) {
-  std::unordered_map<std::string, double> prices;
-  for (const auto& p : store.all()) {
-    if (p.pricing.empty())
-      prices[p.asin] = 100.0;
-    else if (p.pricing.size() == 1)
-      prices[p.asin] = p.pricing[0];
-    else
-      prices[p.asin] = rng.uniform(p.pricing[0], p.pricing[1]);
-  }
-  return prices;
-}
-
-std::vector<Goal> human_goals(const ProductStore& store, const AnnotationMap& annotations,
-                              const std::unordered_map<std::string, double>& prices, PyRandom& rng) {
-  std::vector<Goal> goals;
-  for (const auto& p : store.all()) {
-    auto a = annotations.find(p.asin);
-    if (a == annotations.end() || a->second.human.empty()) continue;
-    for (const auto& h : a->second.human) {
-      if (h.attributes.empty()) continue;
-      auto [upper, text] = draw_price_upper(prices.at(p.asin), rng);
-      Goal g;
-      g.asin = p.asin;
-      g.category = p.category;
-      g.query = p.query;
-      g.name = p.title;
-      g.product_category = p.product_category;
-      g.instruction_text = strip_dots(h.instruction) + text;
-      g.attributes = h.attributes;
-      g.price_upper = upper;
-      g.options_are_dict = false;
-      for (const auto& o : h.options) g.goal_options.push_back({"", o});
-      g.weight = 1.0;
-      goals.push_back(std::move(g));
-    }
-  }
-  return goals;
-}
-
-std::vector<Goal> synthetic_goals(const ProductStore& store, const AnnotationMap& annotations,
-                                  const std::unordered_map<std::string, double>& prices, PyRandom& rng) {
-  std::vector<Goal> goals;
-  std::map<std::string, double> cnt_atts;
-  for (const auto& p : store.all()) {
-    auto a = annotations.find(p.asin);
-    if (a == annotations.end() || !a->second.has_instruction) continue;
-    if (a->second.instruction_attributes.empty())
-      throw FormatError("WebShop attributes: asin " + p.asin + " has an instruction but no instruction_attributes");
-    auto [upper, text] = draw_price_upper(prices.at(p.asin), rng);
-    // itertools.product over the options sorted by name.
-    std::vector<std::pair<std::string, std::vector<std::string>>> opts(p.options.begin(), p.options.end());
-    std::sort(opts.begin(), opts.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
-    std::vector<size_t> idx(opts.size(), 0);
-    bool any_empty = false;
-    for (const auto& o : opts) any_empty |= o.second.empty();
-    if (any_empty) continue;  // itertools.product of an empty list yields nothing
-    while (true) {
-      Goal g;
-      g.asin = p.asin;
-      g.category = p.category;
-      g.query = p.query;
-      g.name = p.title;
-      g.product_category = p.product_category;
-      g.attributes = a->second.instruction_attributes;
-      g.price_upper = upper;
-      std::string option_text;
-      for (size_t k = 0; k < opts.size(); ++k) {
-        g.goal_options.push_back({opts[k].first, opts[k].second[idx[k]]});
-        option_text += (k ? ", and " : "") + opts[k].first + ": " + opts[k].second[idx[k]];
-      }
-      if (!option_text.empty()) option_text = " with " + option_text;
-      g.instruction_text = a->second.instruction + option_text + text;
-      for (const auto& att : g.attributes) cnt_atts[att] += 1;
-      goals.push_back(std::move(g));
-      if (opts.empty()) break;
-      // Advance the odometer, last option fastest (itertools.product order).
-      size_t k = opts.size();
-      bool carry = true;
-      while (carry && k > 0) {
-        --k;
-        if (++idx[k] < opts[k].second.size())
-          carry = false;
-        else
-          idx[k] = 0;
-      }
-      if (carry) break;
-    }
-  }
-  for (auto& g : goals) {
-    double w = 0;
-    for (const auto& att : g.attributes) w += 1.0 / cnt_atts[att];
-    g.weight = w / static_cast<double>(g.attributes.size());
-  }
-  return goals;
-}
-
-void webshop_goal_shuffle(std::vector<Goal>& goals) {
-  PyRandom rng(233);
-  rng.shuffle(goals);
 }
 
 }  // namespace agentrl::envs::webshop

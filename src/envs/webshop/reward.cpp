@@ -3,6 +3,7 @@
 
 #include <set>
 
+#include "agentrl/core/strings.h"
 #include "agentrl/envs/webshop/text_match.h"
 
 namespace agentrl::envs::webshop {
@@ -17,9 +18,7 @@ std::set<std::string> category_parts(const std::string& pc) {
   while (true) {
     size_t pos = pc.find(sep, start);
     std::string part = pc.substr(start, pos == std::string::npos ? std::string::npos : pos - start);
-    size_t b = part.find_first_not_of(" \t\r\n");
-    size_t e = part.find_last_not_of(" \t\r\n");
-    parts.insert(b == std::string::npos ? "" : part.substr(b, e - b + 1));
+    parts.insert(strings::trim(part));
     if (pos == std::string::npos) break;
     start = pos + sep.size();
   }
@@ -43,11 +42,16 @@ TypeReward type_reward(const std::string& purchased_query, const std::string& pu
   size_t inter = 0;
   for (const auto& x : ds) inter += ps.count(x);
   r.title_score = desired_nouns.empty() ? 0.2 : static_cast<double>(inter) / static_cast<double>(desired_nouns.size());
-  r.r_type = 1.0;
-  if (!(r.query_match || r.category_match || r.title_score > 0.2)) r.r_type = 0.5;
-  if (r.title_score < 0.1) r.r_type = 0.1;
-  if (r.title_score == 0.0) r.r_type = 0.0;
+  r.r_type = type_score(r.query_match, r.category_match, r.title_score);
   return r;
+}
+
+double type_score(bool query_match, bool category_match, double title_score) {
+  double r_type = 1.0;
+  if (!(query_match || category_match || title_score > 0.2)) r_type = 0.5;
+  if (title_score < 0.1) r_type = 0.1;
+  if (title_score == 0.0) r_type = 0.0;
+  return r_type;
 }
 
 std::pair<double, int> attribute_reward(const Product& purchased, const std::vector<std::string>& goal_attributes) {
@@ -130,12 +134,16 @@ RewardInfo get_reward(const Product& purchased, const Goal& goal, double price,
   info.has_r_option = o.defined;
   info.r_option = o.r_option;
   info.num_option_matches = o.matches;
+  combine_reward(goal, info);
+  return info;
+}
+
+void combine_reward(const Goal& goal, RewardInfo& info) {
   const double denom = static_cast<double>(goal.attributes.size() + goal.goal_options.size() + 1);
-  info.total = (n_att + o.matches + (info.r_price ? 1 : 0)) / denom * info.type.r_type;
+  info.total = (info.num_attr_matches + info.num_option_matches + (info.r_price ? 1 : 0)) / denom * info.type.r_type;
   info.w_att = static_cast<double>(goal.attributes.size()) / denom;
   info.w_option = static_cast<double>(goal.goal_options.size()) / denom;
   info.w_price = 1.0 / denom;
-  return info;
 }
 
 }  // namespace agentrl::envs::webshop

@@ -3,6 +3,7 @@
 // SequenceMatcher.find_longest_match / get_matching_blocks, fuzzywuzzy
 // fuzz._token_set), not from their source text.
 #include "agentrl/envs/webshop/text_match.h"
+#include "agentrl/core/strings.h"
 
 #include <xapian.h>
 
@@ -329,9 +330,7 @@ bool has_letter(const std::string& t) {
   return false;
 }
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
+using strings::ends_with;
 
 bool adjective_by_suffix(const std::string& t) {
   if (t.size() < 6) return false;  // "table", "cable" ... short words are mostly nouns

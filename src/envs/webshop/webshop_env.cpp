@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "agentrl/core/error.h"
+#include "agentrl/core/strings.h"
 #include "agentrl/envs/webshop/text_match.h"
 #include "agentrl/envs/webshop/webshop_env.h"
 
@@ -16,18 +17,7 @@ namespace {
 constexpr size_t kProductsPerPage = 10;  // engine.py PRODUCT_WINDOW
 const char* const kSep = " [SEP] ";
 
-std::string strip(const std::string& s) {
-  size_t b = s.find_first_not_of(" \t\r\n\f\v");
-  if (b == std::string::npos) return "";
-  size_t e = s.find_last_not_of(" \t\r\n\f\v");
-  return s.substr(b, e - b + 1);
-}
-
-std::string lower(std::string s) {
-  for (char& c : s)
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  return s;
-}
+std::string lower(std::string s) { return strings::lower_ascii(std::move(s)); }
 
 std::string upper(std::string s) {
   for (char& c : s)
@@ -39,7 +29,7 @@ std::string upper(std::string s) {
 std::string join_texts(const std::vector<std::string>& texts) {
   std::string out;
   for (const auto& t : texts) {
-    std::string s = strip(t);
+    std::string s = strings::trim(t);
     if (s.empty()) continue;
     if (!out.empty()) out += kSep;
     out += s;

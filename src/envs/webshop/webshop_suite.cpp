@@ -12,6 +12,7 @@
 #include "agentrl/core/error.h"
 #include "agentrl/core/rng.h"
 #include "agentrl/envs/registry.h"
+#include "agentrl/envs/webshop/goals.h"
 #include "agentrl/envs/webshop/python_random.h"
 #include "agentrl/envs/webshop/webshop_env.h"
 

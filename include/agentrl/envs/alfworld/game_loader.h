@@ -51,18 +51,4 @@ std::shared_ptr<Game> build_game(const std::string& pddl_problem, const std::str
 std::string task_description(TaskType type, int variant, const std::string& obj, const std::string& recep,
                              const std::string& toggle);
 
-struct GameSplit {
-  std::string name;                 // folder name: "valid_seen", "valid_unseen", "train", ...
-  std::vector<std::string> paths;   // game.tw-pddl files kept, sorted
-  std::vector<std::shared_ptr<const Game>> games;
-  size_t skipped = 0;               // filtered out (movable, Sliced, not solvable, no solvable key)
-};
-
-// Loads every split folder of `data_dir` (a json_2.1.1 / json_2.1.3
-// download): games under <split>/<task>/<trial>/game.tw-pddl, with ALFWorld's
-// filters (skip paths containing "movable" or "Sliced", require
-// `solvable: true`). Parses files on `threads` threads (0 = hardware).
-// Throws ConfigError if data_dir has no split with games.
-std::vector<GameSplit> load_game_dir(const std::string& data_dir, int threads = 0);
-
 }  // namespace agentrl::envs::alfworld

@@ -1,5 +1,6 @@
 // WebShop products and goals: the data model, the loaders of WebShop's real
-// data files, and the built-in catalog generator.
+// data files, and the built-in catalog generator (goal sampling from the real
+// data: goals.h).
 //
 // The model follows what WebShop's load_products / get_goals produce
 // (web_agent_site/engine/engine.py, goal.py): a product has Title (= name),
@@ -68,6 +69,10 @@ struct Goal {
   double weight = 1.0;
 };
 
+// A goal for product `p` with the fields goal.py copies from the product
+// (asin, category, query, name, product_category); the rest is the caller's.
+Goal goal_for_product(const Product& p);
+
 // Python's repr(float) ("12.99", "100.0", "1e+16").
 std::string python_float_repr(double x);
 // WebShop's price parsing: every "$"-separated piece stripped of all but
@@ -134,23 +139,6 @@ ProductStore load_products_file(const std::string& path, size_t max_products, co
 // Reads a JSONL file with one product per line, either a processed product
 // or {"id", "contents", "product": {...}} (pyserini's documents.jsonl).
 ProductStore load_products_jsonl(const std::string& path, const AnnotationMap& annotations);
-
-// WebShop's PRICE_RANGE = [10, 20, ..., 990].
-const std::vector<double>& price_range();
-
-// get_human_goals / get_synthetic_goals in product order; prices of
-// two-number pricings drawn with random.uniform and price_upper with
-// random.sample, both from `rng` (WebShop draws them unseeded; here they are
-// reproducible). `prices` receives each product's price (asin -> price).
-class PyRandom;
-std::vector<Goal> human_goals(const ProductStore& store, const AnnotationMap& annotations,
-                              const std::unordered_map<std::string, double>& prices, PyRandom& rng);
-std::vector<Goal> synthetic_goals(const ProductStore& store, const AnnotationMap& annotations,
-                                  const std::unordered_map<std::string, double>& prices, PyRandom& rng);
-// generate_product_prices: pricing[0], or uniform(pricing[0], pricing[1]).
-std::unordered_map<std::string, double> product_prices(const ProductStore& store, PyRandom& rng);
-// WebShop's split order: random.seed(233); random.shuffle(goals).
-void webshop_goal_shuffle(std::vector<Goal>& goals);
 
 // --- Built-in catalog -------------------------------------------------------
 

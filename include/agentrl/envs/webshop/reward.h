@@ -47,6 +47,8 @@ struct RewardInfo {
 // The fields of a product and a goal that get_type_reward reads.
 TypeReward type_reward(const std::string& purchased_query, const std::string& purchased_product_category,
                        const std::string& purchased_name, const Goal& goal);
+// get_type_reward's decision from its three signals (the r_type rule above).
+double type_score(bool query_match, bool category_match, double title_score);
 // get_attribute_reward: (r_attr, num_attr_matches).
 std::pair<double, int> attribute_reward(const Product& purchased, const std::vector<std::string>& goal_attributes);
 // get_option_reward with goal options given as a dict (options_are_dict:
@@ -62,5 +64,9 @@ OptionReward option_reward(const std::vector<std::string>& purchased_options, co
 // get_reward. `chosen_options`: the values selected on the item page.
 RewardInfo get_reward(const Product& purchased, const Goal& goal, double price,
                       const std::vector<std::string>& chosen_options);
+// The last step of get_reward: total and the weights from info's parts
+// (type.r_type, num_attr_matches, num_option_matches, r_price) and the
+// goal's numbers of attributes and options.
+void combine_reward(const Goal& goal, RewardInfo& info);
 
 }  // namespace agentrl::envs::webshop
