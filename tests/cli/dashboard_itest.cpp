@@ -271,6 +271,32 @@ TEST_F(DashboardTest, TornFilesOfARunBeingWrittenAreReportedNotFatal) {
   ASSERT_EQ(it["problems"].size(), 2u) << it.dump();
   EXPECT_NE(it["problems"][0].get<std::string>().find("line 5: not a JSON object"), std::string::npos);
   EXPECT_EQ(http_get(d.port(), "/api/runs/0/rollouts/2/episodes/3").status, 200);
+  // The writer finishes the line and starts the next iteration: the same
+  // server shows it (the page polls; nothing is cached).
+  std::ofstream(copy / "metrics.jsonl", std::ios::app) << "ess_rate\": 0.5}\n";
+  fs::copy_file(copy / "rollouts" / "iter_1.jsonl", copy / "rollouts" / "iter_3.jsonl");
+  m = http_get(d.port(), "/api/runs/0/metrics").j();
+  EXPECT_TRUE(m["problems"].empty()) << m.dump();
+  EXPECT_EQ(m["rows"].back()["step"], 3);
+  EXPECT_EQ(m["rows"].back()["values"]["rollout/success_rate"], 0.5);
+  EXPECT_EQ(http_get(d.port(), "/api/runs/0/rollouts").j()["iterations"].size(), 3u);
+  EXPECT_EQ(http_get(d.port(), "/api/runs/0/rollouts/3").j()["episodes"].size(), 4u);
+  fs::remove_all(copy);
+}
+
+TEST_F(DashboardTest, WithoutItsTokenizerARunStillShowsTokenValues) {
+  const fs::path copy = fs::path(run_).parent_path() / "no_tokenizer";
+  fs::remove_all(copy);
+  fs::copy(run_, copy, fs::copy_options::recursive);
+  fs::remove_all(copy / "tokenizer");
+  DashboardProcess d({copy.string()});
+  ASSERT_GT(d.port(), 0) << d.output();
+  auto e = http_get(d.port(), "/api/runs/0/rollouts/1/episodes/0").j();
+  ASSERT_EQ(e["problems"].size(), 1u) << e.dump();
+  EXPECT_NE(e["problems"][0].get<std::string>().find("token texts unavailable"), std::string::npos);
+  const auto& tok = e["episode"]["turns"][0]["tokens"][0];
+  EXPECT_EQ(tok["t"].get<std::string>()[0], '#') << tok.dump();
+  EXPECT_TRUE(tok["lp"].is_number());
   fs::remove_all(copy);
 }
 

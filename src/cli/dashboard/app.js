@@ -382,9 +382,12 @@ function seriesOf(rows, key) {
   return [...byStep.entries()].sort((a, b) => a[0] - b[0]);
 }
 
-/** Exponential moving average with TensorBoard's debiasing; a gap restarts it. */
+/** Exponential moving average with TensorBoard's debiasing; a gap restarts it. Sparse series
+ *  (evaluations: a point every few iterations) are left as they are: averaging two evaluations
+ *  would draw a value that was never measured. */
+const MIN_POINTS_TO_SMOOTH = 10;
 function smooth(points, w) {
-  if (!(w > 0)) return points;
+  if (!(w > 0) || points.length < MIN_POINTS_TO_SMOOTH) return points;
   let acc = 0, n = 0;
   return points.map(([s, v]) => {
     if (!Number.isFinite(v)) { acc = 0; n = 0; return [s, v]; }
