@@ -47,6 +47,21 @@ TEST(Empg, HandComputedSmallBatch) {
   EXPECT_NEAR(r.diagnostics.at("empg/attenuated_frac"), 2.0 / 3.0, 1e-12);
 }
 
+TEST(Empg, TurnDetailsAreEachStepsGainBonusAndEntropy) {
+  // The values the dashboard shows per step: the same g and zeta * f as the
+  // hand computation of HandComputedSmallBatch.
+  auto r = run_empg(small_batch());
+  ASSERT_EQ(r.turn_details.size(), 2u);
+  ASSERT_EQ(r.turn_details[0].size(), 2u);
+  EXPECT_NEAR(r.turn_details[0][0].at("empg/gain"), 0.92159, 1e-5);
+  EXPECT_NEAR(r.turn_details[0][1].at("empg/gain"), 1.51944, 1e-5);
+  EXPECT_NEAR(r.turn_details[1][0].at("empg/gain"), 0.55897, 1e-5);
+  EXPECT_NEAR(r.turn_details[0][0].at("empg/bonus"), 0.05, 1e-12);  // zeta * f, f = exp(-0) = 1
+  EXPECT_EQ(r.turn_details[0][1].at("empg/bonus"), 0.0);             // last step: no next step
+  EXPECT_NEAR(r.turn_details[0][0].at("empg/entropy"), 2.0, 1e-6);
+  EXPECT_NEAR(r.turn_details[1][0].at("empg/entropy"), 4.0, 1e-6);
+}
+
 TEST(Empg, FinalStdNormDividesByUnbiasedStepStd) {
   AlgorithmConfig cfg;
   cfg.options<EmpgConfig>("empg").final_std_norm = true;

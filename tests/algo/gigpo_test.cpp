@@ -56,6 +56,20 @@ TEST(Gigpo, MeanNormCombinesEpisodeAndAnchorStepAdvantages) {
   EXPECT_NEAR(r.turn_advantages[1][2], -0.5 - 1.0 / 6.0, 1e-6);
 }
 
+TEST(Gigpo, TurnDetailsNameEachStepsGroupAndParts) {
+  auto r = run(batch(), "mean_norm");
+  ASSERT_EQ(r.turn_details.size(), 3u);
+  const auto& d = r.turn_details;
+  EXPECT_EQ(d[0][0].at("gigpo/step_group_size"), 2.0);  // s0 of group 0: both episodes
+  EXPECT_EQ(d[0][1].at("gigpo/step_group_size"), 3.0);  // s1: once in episode 0, twice in episode 1
+  EXPECT_EQ(d[0][2].at("gigpo/step_group_size"), 1.0);  // s2 alone
+  EXPECT_EQ(d[2][0].at("gigpo/step_group_size"), 1.0);  // s0 of group 1 is another anchor group
+  EXPECT_NEAR(d[0][1].at("gigpo/episode_advantage"), 0.5, 1e-9);
+  EXPECT_NEAR(d[0][1].at("gigpo/step_advantage"), 1.0 / 3.0, 1e-9);
+  // The turn advantage is their combination (omega = 1).
+  EXPECT_NEAR(r.turn_advantages[0][1], d[0][1].at("gigpo/episode_advantage") + d[0][1].at("gigpo/step_advantage"), 1e-6);
+}
+
 TEST(Gigpo, AnchorGroupsDoNotCrossEpisodeGroups) {
   auto r = run(batch(), "mean_norm");
   // T3 is alone in group 1 and in its (group 1, "s0") step group.

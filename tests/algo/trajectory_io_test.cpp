@@ -3,6 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -43,6 +46,33 @@ TEST(TrajectoryIo, RoundTripsThroughTheWriter) {
   EXPECT_EQ(u.turns[1].logprobs, t.turns[1].logprobs);
   EXPECT_EQ(u.turns[0].generated_tokens.size(), 4u);
   EXPECT_EQ(u.context_mode, t.context_mode);
+}
+
+TEST(TrajectoryIo, DumpKeepsGeneratedIdsAndAdvantagesFileMatchesEpisodes) {
+  // The dump carries the generated ids (the dashboard decodes them), not
+  // the context; the advantages file has one line per trajectory, by id.
+  auto t = parse_trajectory_json(kRecord, "dump.jsonl", 1);
+  t.turns[0].generated_tokens = {5, 6, 7, 8};
+  const auto dir = std::filesystem::temp_directory_path() / ("agentrl_traj_io_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  write_trajectories_jsonl((dir / "iter_1.jsonl").string(), {t});
+  auto back = read_trajectories_jsonl((dir / "iter_1.jsonl").string());
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(back[0].turns[0].generated_tokens, (std::vector<int32_t>{5, 6, 7, 8}));
+  EXPECT_TRUE(back[0].turns[0].context_tokens.empty());
+  AdvantageResult r;
+  r.turn_advantages = {std::vector<float>(t.turns.size(), 0.5f)};
+  r.turn_details = {std::vector<std::map<std::string, double>>(t.turns.size(), {{"empg/gain", 1.25}})};
+  write_advantages_jsonl((dir / "iter_1.advantages.jsonl").string(), {t}, r);
+  std::ifstream in(dir / "iter_1.advantages.jsonl");
+  std::string line;
+  ASSERT_TRUE(std::getline(in, line));
+  auto j = nlohmann::json::parse(line);
+  EXPECT_EQ(j["episode_id"], t.episode_id);
+  EXPECT_EQ(j["turn_advantages"].size(), t.turns.size());
+  EXPECT_EQ(j["turn_details"][0]["empg/gain"], 1.25);
+  EXPECT_FALSE(std::getline(in, line));
+  std::filesystem::remove_all(dir);
 }
 
 TEST(TrajectoryIo, MissingRequiredKeyNamesFileLineAndKey) {
