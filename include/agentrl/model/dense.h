@@ -13,11 +13,26 @@ namespace agentrl::model {
 // "weight" [out,in] and "bias" [out]. Unlike torch::nn::Linear the
 // parameters are created uninitialised (no costly random init of weights a
 // checkpoint is about to overwrite); TransformerLM::init_weights fills them.
+//
+// Optionally with a LoRA adapter (Hu et al. 2021, arXiv 2106.09685; attached
+// by model/lora.h, parameters "lora_A" [r,in] and "lora_B" [out,r]):
+//   y = x W^T + b + scaling * (dropout(x) A^T) B^T
+// computed in the adapter's dtype (fp32 adapters on a bf16 base), unless the
+// adapter is switched off or merged into W.
+struct LoraAdapter {
+  torch::Tensor A, B;  // undefined: no adapter
+  double scaling = 0;
+  double dropout = 0;
+  bool enabled = true;  // off: the base layer (the KL reference policy)
+  bool merged = false;  // scaling * B A has been added to W
+};
+
 class DenseImpl : public torch::nn::Module {
  public:
   DenseImpl(int64_t in, int64_t out, bool bias);
   torch::Tensor forward(const torch::Tensor& x);
   torch::Tensor weight, bias;
+  LoraAdapter lora;
 };
 TORCH_MODULE(Dense);
 
