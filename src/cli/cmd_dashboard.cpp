@@ -1,18 +1,13 @@
 // `agentrl dashboard RUN_DIR [RUN_DIR…] [--port P] [--host H]`: serves the
 // local web page of one or more runs (cli/dashboard/server.h) until
 // SIGINT/SIGTERM. Read-only: it never writes into a run directory.
-#include <csignal>
 #include <iostream>
-#include <thread>
 
 #include "agentrl/cli/command.h"
 #include "dashboard/server.h"
 
 namespace agentrl::cli {
 namespace {
-
-volatile std::sig_atomic_t g_stop = 0;
-void on_signal(int) { g_stop = 1; }
 
 CommandRegistrar reg(75, [](CLI::App& root) {
   auto* cmd = root.add_subcommand("dashboard", "Local web page of runs: curves, evaluations, trajectories");
@@ -31,9 +26,7 @@ CommandRegistrar reg(75, [](CLI::App& root) {
     // The URL line is what scripts (and the tests) wait for.
     std::cout << "dashboard of " << o->runs.size() << (o->runs.size() == 1 ? " run" : " runs") << " at http://"
               << o->host << ":" << server.port() << "/ ; Ctrl-C stops" << std::endl;
-    std::signal(SIGINT, on_signal);
-    std::signal(SIGTERM, on_signal);
-    while (!g_stop) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    wait_for_termination_signal();
     server.stop();
   });
 });

@@ -1,18 +1,13 @@
 // `agentrl retriever serve --index DIR --port P [--host 127.0.0.1]`: serves a
 // local BM25 index over Search-R1's retrieval API (envs/deepsearch/retriever.h)
 // until SIGINT/SIGTERM.
-#include <csignal>
 #include <iostream>
-#include <thread>
 
 #include "agentrl/cli/command.h"
 #include "agentrl/envs/deepsearch/retriever.h"
 
 namespace agentrl::cli {
 namespace {
-
-volatile std::sig_atomic_t g_stop = 0;
-void on_signal(int) { g_stop = 1; }
 
 CommandRegistrar reg(61, [](CLI::App& root) {
   CLI::App* retriever = group(root, "retriever", "Retrieval server for the Deep Search env");
@@ -34,9 +29,7 @@ CommandRegistrar reg(61, [](CLI::App& root) {
     envs::deepsearch::RetrievalServer server(local, o->host, o->port);
     std::cout << "serving " << local->size() << " passages from " << o->index << " on http://" << o->host << ":"
               << server.port() << " (POST /retrieve, /access); Ctrl-C stops" << std::endl;
-    std::signal(SIGINT, on_signal);
-    std::signal(SIGTERM, on_signal);
-    while (!g_stop) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    wait_for_termination_signal();
     server.stop();
     std::cout << "stopped after " << server.requests_served() << " requests" << std::endl;
   });

@@ -1,7 +1,10 @@
 // Entry point of the agentrl binary: builds the CLI from the registered
 // subcommands and maps errors to exit codes (0 ok, 2 usage/config, 1 runtime).
 #include <algorithm>
+#include <chrono>
+#include <csignal>
 #include <iostream>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -10,6 +13,9 @@
 
 namespace agentrl::cli {
 namespace {
+volatile std::sig_atomic_t g_stop = 0;
+void on_signal(int) { g_stop = 1; }
+
 std::vector<std::pair<int, CommandSetup>>& registrations() {
   static std::vector<std::pair<int, CommandSetup>> r;
   return r;
@@ -27,6 +33,12 @@ CLI::App* group(CLI::App& parent, const std::string& name, const std::string& de
   CLI::App* sub = parent.add_subcommand(name, description);
   sub->require_subcommand(1);
   return sub;
+}
+
+void wait_for_termination_signal() {
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+  while (!g_stop) std::this_thread::sleep_for(std::chrono::milliseconds(200));
 }
 
 }  // namespace agentrl::cli

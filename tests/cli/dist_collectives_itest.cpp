@@ -236,25 +236,16 @@ TEST(ZeroOptimizer, UnshardedOptimizerStateLoadsIntoEachRanksShare) {
 
 // ---- EMPG across processes ------------------------------------------------------
 
-rollout::Trajectory episode(int64_t group, int64_t sample, double reward,
-                            std::vector<std::vector<float>> turn_entropies) {
-  rollout::Trajectory t;
-  t.group_id = group;
-  t.sample_index = sample;
-  t.reward = reward;
-  t.episode_id = std::to_string(group) + "-" + std::to_string(sample);
-  for (auto& e : turn_entropies) t.turns.push_back(algo::testing::make_turn(e));
-  return t;
-}
+using algo::testing::make_episode;
 
 // Rank 0 rolls out groups 0 and 1 (low entropies), rank 1 groups 2 and 3
 // (high entropies): each shard's own min/max and mean of g differ from the
 // batch's, so only a batch-global computation matches one process.
 std::vector<std::vector<rollout::Trajectory>> shards() {
-  return {{episode(0, 0, 1.0, {{0.1f, 0.3f}, {0.2f}}), episode(0, 1, 0.0, {{0.5f}, {0.4f, 0.2f}}),
-           episode(1, 0, 0.0, {{0.3f}}), episode(1, 1, 1.0, {{0.6f}, {0.1f}, {0.2f}})},
-          {episode(2, 0, 1.0, {{2.0f, 3.5f}, {4.0f}}), episode(2, 1, 1.0, {{3.0f}}),
-           episode(3, 0, 0.0, {{2.5f}, {3.9f}}), episode(3, 1, 1.0, {{2.2f, 2.8f}})}};
+  return {{make_episode(0, 0, 1.0, {{0.1f, 0.3f}, {0.2f}}), make_episode(0, 1, 0.0, {{0.5f}, {0.4f, 0.2f}}),
+           make_episode(1, 0, 0.0, {{0.3f}}), make_episode(1, 1, 1.0, {{0.6f}, {0.1f}, {0.2f}})},
+          {make_episode(2, 0, 1.0, {{2.0f, 3.5f}, {4.0f}}), make_episode(2, 1, 1.0, {{3.0f}}),
+           make_episode(3, 0, 0.0, {{2.5f}, {3.9f}}), make_episode(3, 1, 1.0, {{2.2f, 2.8f}})}};
 }
 
 algo::AlgorithmConfig empg_config() {

@@ -12,12 +12,6 @@
 #include <filesystem>
 #include <string>
 
-namespace agentrl::testing {
-
-inline std::string shared_data(const std::string& rel) { return std::string(AGENTRL_SHARED_DATA_DIR) + "/" + rel; }
-
-}  // namespace agentrl::testing
-
 #define REQUIRE_SHARED_DATA(path)                                                                   \
   do {                                                                                              \
     const std::string agentrl_required_path_ = (path);                                              \

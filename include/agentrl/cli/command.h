@@ -27,4 +27,8 @@ struct CommandRegistrar {
 // (and requiring one of its own subcommands) if it does not exist yet.
 CLI::App* group(CLI::App& parent, const std::string& name, const std::string& description);
 
+// Blocks until SIGINT or SIGTERM arrives (the serving commands' main loop);
+// installs the handlers itself.
+void wait_for_termination_signal();
+
 }  // namespace agentrl::cli

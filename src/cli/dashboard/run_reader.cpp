@@ -139,11 +139,6 @@ json RunReader::info() const {
   }
   j["last_modified"] = mtime_seconds(metrics);
   j["iterations"] = static_cast<int64_t>(rollout_files(fs::path(dir_) / "rollouts").size());
-  int64_t last_step = -1;
-  json ignored = json::array();
-  if (fs::exists(metrics))
-    for (const auto& row : read_jsonl(metrics, ignored)) last_step = std::max(last_step, get_or<int64_t>(row, "step", -1));
-  j["last_step"] = last_step;
   return j;
 }
 
@@ -176,10 +171,11 @@ json RunReader::metrics() const {
 namespace {
 
 std::string yaml_string(const YAML::Node& root, std::initializer_list<const char*> path) {
-  YAML::Node n = YAML::Clone(root);
+  YAML::Node n;
+  n.reset(root);  // reset, not `=`: assigning a yaml-cpp node writes into the tree it refers to
   for (const char* k : path) {
     if (!n.IsMap() || !n[k]) return "";
-    n = n[k];
+    n.reset(n[k]);
   }
   return n.IsScalar() ? n.as<std::string>() : "";
 }
