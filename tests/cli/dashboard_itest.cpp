@@ -196,7 +196,9 @@ TEST_F(DashboardTest, RunsMetricsAndSummaryDescribeTheRun) {
   EXPECT_GT(s["time_s"]["rollout"].get<double>(), 0.0);
   EXPECT_NE(s["config_yaml"].get<std::string>().find("adv_estimator: empg"), std::string::npos);
   EXPECT_EQ(s["reproduce"], "agentrl train " + run_ + "/config.yaml");
-  EXPECT_EQ(http_get(d.port(), "/api/runs/7/metrics").status, 404);
+  auto no_run = http_get(d.port(), "/api/runs/7/metrics");
+  EXPECT_EQ(no_run.status, 404);
+  EXPECT_EQ(no_run.j()["error"], "no run 7 (this dashboard serves 2)");
 }
 
 TEST_F(DashboardTest, EpisodeShowsTokensAdvantagesAndTheGroup) {
@@ -236,8 +238,12 @@ TEST_F(DashboardTest, EpisodeShowsTokensAdvantagesAndTheGroup) {
   // The group: every episode with the same group id, this one included.
   ASSERT_EQ(e["group"].size(), 2u);
   for (const auto& g : e["group"]) EXPECT_EQ(g["group_id"], e["episode"]["group_id"]);
-  EXPECT_EQ(http_get(d.port(), "/api/runs/0/rollouts/9").status, 404);
-  EXPECT_EQ(http_get(d.port(), "/api/runs/0/rollouts/1/episodes/99").status, 404);
+  auto no_it = http_get(d.port(), "/api/runs/0/rollouts/9");
+  EXPECT_EQ(no_it.status, 404);
+  EXPECT_EQ(no_it.j()["error"], "run '" + run_ + "' has no rollouts of iteration 9");
+  auto no_ep = http_get(d.port(), "/api/runs/0/rollouts/1/episodes/99");
+  EXPECT_EQ(no_ep.status, 404);
+  EXPECT_EQ(no_ep.j()["error"], "iteration 1 has 4 episodes; no episode 99");
 }
 
 TEST_F(DashboardTest, PathsOutsideTheRunAreRefused) {
@@ -249,6 +255,9 @@ TEST_F(DashboardTest, PathsOutsideTheRunAreRefused) {
     auto r = http_get(d.port(), p);
     EXPECT_TRUE(r.status == 404 || r.status == 400) << p << " -> " << r.status;
     EXPECT_EQ(r.body.find("root:"), std::string::npos) << p;
+    if (r.status == 404) {
+      EXPECT_NE(r.body.find("\"error\""), std::string::npos) << p << ": " << r.body;
+    }
   }
 }
 
