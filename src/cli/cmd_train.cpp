@@ -89,7 +89,7 @@ CommandRegistrar eval_cmd(12, [](CLI::App& root) {
   auto policy_name = std::make_shared<std::string>("model");
   auto sampled = std::make_shared<int64_t>(0);
   add_config_args(cmd, *a);
-  cmd->add_option("--model", *model_dir, "HF model directory or checkpoint (…/step_N)");
+  cmd->add_option("--model", *model_dir, "HF model directory, checkpoint (…/step_N), or PEFT adapter directory (on model.path)");
   cmd->add_option("--split", *split, "split to evaluate (default: the env's eval split)");
   cmd->add_option("--episodes", *episodes, "episodes (0 = whole split)");
   cmd->add_option("--out", *out, "output directory (default: <run dir>/eval_<split>)");
@@ -110,11 +110,12 @@ CommandRegistrar eval_cmd(12, [](CLI::App& root) {
       if (cfg.tokenizer.path.empty() && model_dir->empty())
         throw UsageError("--policy expert still renders prompts: give --model DIR or tokenizer.path");
     }
+    // A checkpoint (with LoRA: its adapter on its base), a PEFT adapter (on
+    // model.path) or an HF model directory.
     std::string dir = *model_dir;
-    if (!dir.empty() && fs::exists(fs::path(dir) / "model" / "config.json")) dir = (fs::path(dir) / "model").string();
     if (dir.empty()) dir = cfg.model.path;
     if (dir.empty()) throw UsageError("eval needs --model DIR (or model.path in the config)");
-    auto policy = train::load_policy_dir(cfg, dir);
+    auto policy = train::load_policy_from(cfg, dir);
     auto ctx = train::make_agent_context(cfg, policy, /*eval=*/*sampled == 0);
     if (*policy_name == "expert") {
       report = train::evaluate_scripted(rollout::expert_policy(cfg.prompt), *suite, ctx, sp, *episodes);
@@ -132,19 +133,38 @@ CommandRegistrar eval_cmd(12, [](CLI::App& root) {
 });
 
 CommandRegistrar export_cmd(13, [](CLI::App& root) {
-  auto* cmd = root.add_subcommand("export", "Export a checkpoint as a plain HF model directory");
+  auto* cmd = root.add_subcommand(
+      "export", "Export a checkpoint as a plain HF model directory, or its LoRA adapter in PEFT's format");
   auto ckpt = std::make_shared<std::string>();
   auto out = std::make_shared<std::string>();
+  auto format = std::make_shared<std::string>("hf");
   cmd->add_option("checkpoint", *ckpt, "checkpoint directory (…/checkpoints/step_N)")->required();
   cmd->add_option("--out", *out, "output directory")->required();
+  cmd->add_option("--format", *format,
+                  "hf: a plain HF model (LoRA adapters merged into the base) | peft: the LoRA adapter as a PEFT "
+                  "directory (adapter_config.json + adapter_model.safetensors)")
+      ->check(CLI::IsMember({"hf", "peft"}));
   cmd->callback([=] {
-    auto src = fs::path(*ckpt) / "model";
-    if (!fs::exists(src / "config.json"))
-      throw UsageError("export: " + *ckpt + " is not a checkpoint (no model/config.json)");
+    const fs::path src(*ckpt);
+    const bool lora = fs::exists(src / "adapter" / "adapter_config.json");
+    if (!lora && !fs::exists(src / "model" / "config.json"))
+      throw UsageError("export: " + *ckpt + " is not a checkpoint (no model/config.json or adapter/adapter_config.json)");
+    if (*format == "peft" && !lora)
+      throw UsageError("export --format peft: " + *ckpt + " is not a LoRA checkpoint (no adapter/); use --format hf");
+    // The checkpoint's own config names a LoRA run's base model (model.path).
     train::ExperimentConfig cfg;
-    auto policy = train::load_policy_dir(cfg, src.string());
-    train::save_policy(policy, *out);
-    std::cout << "exported " << src.string() << " -> " << *out << "\n";
+    if (lora && fs::exists(src / "config.yaml")) cfg = train::load_experiment_config((src / "config.yaml").string());
+    cfg.model.device = "cpu";
+    cfg.model.dtype = "float32";
+    auto policy = train::load_policy_from(cfg, src.string());
+    if (*format == "peft") {
+      train::save_policy_adapter(policy, cfg, *out);
+    } else {
+      if (lora) model::merge_lora(*policy.model);  // W + scaling B A; the adapters themselves are not written
+      train::save_policy(policy, *out);
+    }
+    std::cout << "exported " << src.string() << (lora ? " (LoRA, " + *format + ")" : std::string()) << " -> " << *out
+              << "\n";
   });
 });
 

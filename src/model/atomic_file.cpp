@@ -13,6 +13,8 @@
 #include "agentrl/core/error.h"
 #include "agentrl/core/fs.h"
 
+namespace fs = std::filesystem;
+
 namespace agentrl::model::detail {
 
 std::string errno_text() { return std::strerror(errno); }
@@ -53,6 +55,33 @@ void write_file_atomic(const std::string& path, const std::function<void(FileSin
   }
   std::filesystem::path parent = std::filesystem::path(path).parent_path();
   agentrl::fsync_dir(parent.empty() ? "." : parent.string());
+}
+
+fs::path temp_sibling(const fs::path& dir, const char* what) {
+  static std::atomic<unsigned> counter{0};
+  return dir.parent_path() / ("." + dir.filename().string() + "." + what + "-" + std::to_string(::getpid()) + "-" +
+                              std::to_string(counter++));
+}
+
+// Moves the finished `tmp` to `dir`, replacing an old `dir` when allowed.
+void commit_dir(const fs::path& tmp, const fs::path& dir, bool overwrite) {
+  std::error_code ec;
+  if (fs::exists(dir, ec)) {
+    if (!overwrite && !fs::is_empty(dir, ec))
+      throw IoError("cannot save model to " + dir.string() + ": directory exists and is not empty (use overwrite)");
+    fs::path old = temp_sibling(dir, "old");
+    fs::rename(dir, old);
+    try {
+      fs::rename(tmp, dir);
+    } catch (...) {
+      fs::rename(old, dir);
+      throw;
+    }
+    fs::remove_all(old, ec);
+  } else {
+    fs::rename(tmp, dir);
+  }
+  fsync_dir(dir.parent_path().string());
 }
 
 }  // namespace agentrl::model::detail

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstddef>
+#include <filesystem>
 #include <functional>
 #include <string>
 
@@ -32,6 +33,14 @@ class FileSink {
 // If `fill` throws, the temporary file is removed and the exception
 // propagates; `path` is untouched. Throws IoError.
 void write_file_atomic(const std::string& path, const std::function<void(FileSink&)>& fill);
+
+// A fresh hidden sibling path of `dir` (".<name>.<what>-<pid>-<n>") to build
+// a directory in before commit_dir moves it into place.
+std::filesystem::path temp_sibling(const std::filesystem::path& dir, const char* what);
+// Moves the finished `tmp` to `dir` (rename: atomic), replacing an old `dir`
+// when `overwrite` (IoError when it exists non-empty otherwise), and fsyncs
+// the parent directory.
+void commit_dir(const std::filesystem::path& tmp, const std::filesystem::path& dir, bool overwrite);
 
 // "<strerror(errno)>" helper for messages.
 std::string errno_text();

@@ -5,9 +5,6 @@
 // which transformers requires when loading).
 #include "agentrl/model/hf_checkpoint.h"
 
-#include <unistd.h>
-
-#include <atomic>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -19,6 +16,8 @@
 #include "agentrl/core/fs.h"
 #include "agentrl/core/strings.h"
 #include "agentrl/model/hf_config.h"
+#include "agentrl/model/lora.h"
+#include "atomic_file.h"
 
 namespace agentrl::model {
 
@@ -46,6 +45,7 @@ void load_state_dict(torch::nn::Module& m, const SafetensorsSet& st, const LoadO
   std::set<std::string> known;
   std::vector<std::string> missing, wrong_shape, unexpected;
   for (const auto& item : m.named_parameters(/*recurse=*/true)) {
+    if (is_lora_parameter_name(item.key())) continue;  // adapters load from PEFT's format (lora_peft.h)
     known.insert(item.key());
     if (!st.contains(item.key())) {
       if (!(opts.tie_word_embeddings && item.key() == "lm_head.weight")) missing.push_back(item.key());
@@ -141,33 +141,6 @@ void write_weights(const std::vector<std::pair<std::string, torch::Tensor>>& ten
   write_file_atomic((dir / "model.safetensors.index.json").string(), index.dump(2) + "\n");
 }
 
-fs::path temp_sibling(const fs::path& dir, const char* what) {
-  static std::atomic<unsigned> counter{0};
-  return dir.parent_path() / ("." + dir.filename().string() + "." + what + "-" + std::to_string(::getpid()) + "-" +
-                              std::to_string(counter++));
-}
-
-// Moves the finished `tmp` to `dir`, replacing an old `dir` when allowed.
-void commit_dir(const fs::path& tmp, const fs::path& dir, bool overwrite) {
-  std::error_code ec;
-  if (fs::exists(dir, ec)) {
-    if (!overwrite && !fs::is_empty(dir, ec))
-      throw IoError("cannot save model to " + dir.string() + ": directory exists and is not empty (use overwrite)");
-    fs::path old = temp_sibling(dir, "old");
-    fs::rename(dir, old);
-    try {
-      fs::rename(tmp, dir);
-    } catch (...) {
-      fs::rename(old, dir);
-      throw;
-    }
-    fs::remove_all(old, ec);
-  } else {
-    fs::rename(tmp, dir);
-  }
-  fsync_dir(dir.parent_path().string());
-}
-
 }  // namespace
 
 void save_pretrained(torch::nn::Module& m, const ModelArgs& args, const std::string& dir_in, const SaveOptions& opts) {
@@ -183,6 +156,7 @@ void save_pretrained(torch::nn::Module& m, const ModelArgs& args, const std::str
   std::vector<std::pair<std::string, torch::Tensor>> tensors;
   for (const auto& item : m.named_parameters(/*recurse=*/true)) {
     if (args.tie_word_embeddings && item.key() == "lm_head.weight") continue;  // transformers drops tied weights
+    if (is_lora_parameter_name(item.key())) continue;  // adapters are saved in PEFT's format (lora_peft.h)
     auto r = opts.replace.find(item.key());
     if (r != opts.replace.end() && r->second.sizes() != item.value().sizes())
       throw FormatError("cannot save " + item.key() + ": replacement of shape " + shape_text(r->second.sizes()) +
@@ -190,7 +164,7 @@ void save_pretrained(torch::nn::Module& m, const ModelArgs& args, const std::str
     tensors.emplace_back(item.key(), r == opts.replace.end() ? item.value() : r->second);
   }
   ensure_dir(dir.parent_path().string());
-  fs::path tmp = temp_sibling(dir, "tmp");
+  fs::path tmp = detail::temp_sibling(dir, "tmp");
   try {
     fs::create_directory(tmp);
     write_weights(tensors, dtype, opts.max_shard_bytes, tmp);
@@ -203,7 +177,7 @@ void save_pretrained(torch::nn::Module& m, const ModelArgs& args, const std::str
       }
     }
     fsync_dir(tmp.string());
-    commit_dir(tmp, dir, opts.overwrite);
+    detail::commit_dir(tmp, dir, opts.overwrite);
   } catch (const fs::filesystem_error& e) {
     fs::remove_all(tmp, ec);
     throw IoError("cannot save model to " + dir.string() + ": " + e.what());

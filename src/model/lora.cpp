@@ -31,15 +31,18 @@ std::vector<std::pair<std::string, DenseImpl*>> dense_layers(torch::nn::Module& 
 }
 
 // PEFT's A: kaiming_uniform_(a = sqrt(5)) = uniform(-1/sqrt(in), 1/sqrt(in)),
-// one stream per layer keyed by its name (as TransformerLM::init_weights).
-torch::Tensor draw_a(const std::string& name, int64_t rank, int64_t in, uint64_t seed) {
+// or with init "gaussian" normal(0, 1/r); one stream per layer keyed by its
+// name (as TransformerLM::init_weights).
+torch::Tensor draw_a(const std::string& name, int64_t rank, int64_t in, uint64_t seed, LoraInit init) {
   uint64_t h = 1469598103934665603ULL;  // FNV-1a: portable, unlike std::hash
   for (unsigned char c : name) h = (h ^ c) * 1099511628211ULL;
   Rng rng = Rng(seed).fork(h);
   const double bound = 1.0 / std::sqrt(static_cast<double>(in));
+  const double stddev = 1.0 / static_cast<double>(rank);
   auto a = torch::empty({rank, in}, torch::TensorOptions().dtype(torch::kFloat32));
   float* p = a.data_ptr<float>();
-  for (int64_t i = 0; i < rank * in; ++i) p[i] = static_cast<float>((2.0 * rng.uniform() - 1.0) * bound);
+  for (int64_t i = 0; i < rank * in; ++i)
+    p[i] = static_cast<float>(init == LoraInit::kGaussian ? rng.normal() * stddev : (2.0 * rng.uniform() - 1.0) * bound);
   return a;
 }
 
@@ -79,7 +82,7 @@ int64_t attach_lora(TransformerLMImpl& model, const LoraOptions& o) {
     if (!targets.count(last_component(name))) continue;
     const auto opts = torch::TensorOptions().dtype(o.dtype).device(d->weight.device());
     const int64_t out = d->weight.size(0), in = d->weight.size(1);
-    d->lora.A = d->register_parameter("lora_A", draw_a(name, o.rank, in, o.seed).to(opts));
+    d->lora.A = d->register_parameter("lora_A", draw_a(name, o.rank, in, o.seed, o.init).to(opts));
     d->lora.B = d->register_parameter("lora_B", torch::zeros({out, o.rank}, opts));
     d->lora.scaling = scaling;
     d->lora.dropout = o.dropout;
@@ -130,5 +133,23 @@ void shift_weights(torch::nn::Module& model, bool merge) {
 
 void merge_lora(torch::nn::Module& model) { shift_weights(model, true); }
 void unmerge_lora(torch::nn::Module& model) { shift_weights(model, false); }
+
+void fold_lora_into_base(torch::nn::Module& model, uint64_t seed) {
+  merge_lora(model);
+  torch::NoGradGuard no_grad;
+  for (const auto& [name, d] : dense_layers(model)) {
+    if (!d->lora.A.defined()) continue;
+    // The init the adapters were attached with is not recorded; the default
+    // (kaiming-uniform) A is PEFT's and, with B = 0, any A keeps the output.
+    const int64_t rank = d->lora.A.size(0), in = d->lora.A.size(1);
+    d->lora.A.copy_(draw_a(name, rank, in, seed, LoraInit::kDefault));
+    d->lora.B.zero_();
+    d->lora.merged = false;
+  }
+}
+
+bool is_lora_parameter_name(const std::string& name) {
+  return strings::ends_with(name, ".lora_A") || strings::ends_with(name, ".lora_B");
+}
 
 }  // namespace agentrl::model

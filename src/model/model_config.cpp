@@ -45,6 +45,18 @@ ModelArgs ModelInitConfig::to_args(int64_t tokenizer_vocab) const {
   return a;
 }
 
+void LoraConfig::visit(config::Visitor& v) {
+  v.field("enabled", enabled, "train LoRA adapters on a frozen base instead of all weights");
+  v.field("rank", rank, "adapter rank r", config::Range::at_least(1));
+  v.field("alpha", alpha, "lora_alpha: the adapter's output is scaled by alpha / rank", config::Range::positive());
+  v.field("dropout", dropout, "dropout on the adapter's input while training", config::Range::closed(0.0, 0.99));
+  v.field("target_modules", target_modules, "linear layers to adapt (PEFT's module names)",
+          {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"});
+  v.field("init", init, "A's initialisation (B starts at zero either way)", {"default", "gaussian"});
+  v.field("use_rslora", use_rslora, "rank-stabilised scaling alpha / sqrt(rank)");
+  v.field("path", path, "PEFT adapter directory to continue from (\"\" = fresh adapters)");
+}
+
 void PolicyConfig::visit(config::Visitor& v) {
   v.field("path", path, "Hugging Face model directory to load (\"\" = random init from model.init)");
   v.section("init", init, "architecture of a randomly initialised policy (used when path is empty)");
@@ -53,6 +65,7 @@ void PolicyConfig::visit(config::Visitor& v) {
   v.field("gradient_checkpointing", gradient_checkpointing, "recompute each layer in backward to save memory");
   v.field("logprob_chunk_tokens", logprob_chunk_tokens, "tokens per chunk of the log-prob/entropy computation",
           config::Range::at_least(1));
+  v.section("lora", lora, "LoRA adapters (PEFT-compatible) instead of full fine-tuning");
 }
 
 }  // namespace agentrl::model

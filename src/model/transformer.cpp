@@ -118,8 +118,10 @@ namespace {
 // Activation checkpointing of one decoder layer (LibTorch has no
 // torch.utils.checkpoint): forward runs without building a graph and keeps
 // only the layer input; backward re-runs the layer with grad enabled and
-// back-propagates through the recomputed graph. The layer has no randomness
-// (no dropout), so the recomputation is exact.
+// back-propagates through the recomputed graph. The recomputation is exact:
+// in training mode (where LoRA adapters may apply dropout) the random
+// generator's state at forward time is kept and restored for the rerun, as
+// torch.utils.checkpoint's preserve_rng_state does.
 //
 // Parameter gradients are not routed through the Function's outputs (LibTorch
 // 1.13 counts a TensorList argument as one input and cannot return per-tensor
@@ -127,7 +129,9 @@ namespace {
 // recomputed graph, which accumulates into every parameter's .grad exactly
 // as the plain graph would ("reentrant" checkpointing, as in PyTorch's
 // torch.utils.checkpoint with use_reentrant=True). Consequently the loss must
-// be differentiated with backward(), not with autograd::grad().
+// be differentiated with backward(), not with autograd::grad(), and the
+// layer input must require grad for backward to reach the layer at all (the
+// caller makes sure of it when only adapters train: the embedding is frozen).
 struct LayerCheckpoint : public torch::autograd::Function<LayerCheckpoint> {
   static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& h,
                                const torch::Tensor& cos, const torch::Tensor& sin, const torch::Tensor& allowed,
@@ -135,6 +139,11 @@ struct LayerCheckpoint : public torch::autograd::Function<LayerCheckpoint> {
     auto* layer = reinterpret_cast<DecoderLayerImpl*>(layer_ptr);
     ctx->save_for_backward({h, cos, sin, allowed});
     ctx->saved_data["layer"] = layer_ptr;
+    if (layer->is_training()) {
+      auto gen = at::globalContext().defaultGenerator(h.device());
+      std::lock_guard<std::mutex> lock(gen.mutex());
+      ctx->saved_data["rng"] = gen.get_state();
+    }
     torch::NoGradGuard no_graph;  // keep only the input; recompute in backward
     return layer->forward(h, cos, sin, allowed);
   }
@@ -143,13 +152,34 @@ struct LayerCheckpoint : public torch::autograd::Function<LayerCheckpoint> {
                                                  torch::autograd::variable_list grad_out) {
     auto saved = ctx->get_saved_variables();
     auto* layer = reinterpret_cast<DecoderLayerImpl*>(ctx->saved_data["layer"].toInt());
+    const bool replay = ctx->saved_data.count("rng") > 0;
+    auto gen = at::globalContext().defaultGenerator(saved[0].device());
+    torch::Tensor state_now;
+    if (replay) {  // the forward's random draws again, then the stream where it was
+      std::lock_guard<std::mutex> lock(gen.mutex());
+      state_now = gen.get_state();
+      gen.set_state(ctx->saved_data["rng"].toTensor());
+    }
     torch::AutoGradMode enable(true);
     auto h = saved[0].detach().requires_grad_(true);
     auto out = layer->forward(h, saved[1], saved[2], saved[3]);
+    if (replay) {
+      std::lock_guard<std::mutex> lock(gen.mutex());
+      gen.set_state(state_now);
+    }
     torch::autograd::backward({out}, {grad_out[0]});
     return {h.grad(), torch::Tensor(), torch::Tensor(), torch::Tensor(), torch::Tensor()};
   }
 };
+
+// True when some parameter of the layers trains (requires_grad): a LoRA
+// model's adapters, while its embedding is frozen.
+bool layers_train(DecoderStackImpl& stack) {
+  for (auto& layer : stack.layers)
+    for (const auto& p : layer->parameters())
+      if (p.requires_grad()) return true;
+  return false;
+}
 
 // allowed[b,i,j]: j <= i, j is a real token, j in i's packed segment; plus
 // the diagonal so that padding rows never see an empty key set (their
@@ -222,6 +252,10 @@ torch::Tensor TransformerLMImpl::forward_hidden(const torch::Tensor& input_ids, 
   auto allowed = attention_allowed(pos, mask);
   auto h = torch::embedding(model->embed_tokens->weight, ids);
   const bool ckpt = gradient_checkpointing_ && torch::GradMode::is_enabled();
+  // A frozen embedding (LoRA) gives an input without grad: the checkpointed
+  // layers would then be cut off from backward (PEFT's
+  // enable_input_require_grads fixes the same for HF models).
+  if (ckpt && !h.requires_grad() && layers_train(*model)) h = h.detach().requires_grad_(true);
   for (auto& layer : model->layers) {
     if (ckpt) {
       h = LayerCheckpoint::apply(h, cos, sin, allowed, reinterpret_cast<int64_t>(layer.get()));

@@ -120,6 +120,13 @@ void check_consistency(const ExperimentConfig& c, const std::string& path) {
     throw ConfigError(path + ": actor.loss_agg seq-mean-token-sum-norm needs a constant divisor: set "
                       "actor.loss_agg_norm_length (e.g. rollout.max_new_tokens x rollout.max_turns = " +
                       std::to_string(c.rollout.max_new_tokens * c.rollout.max_turns) + ")");
+  const auto& lora = c.model.lora;
+  if (!lora.enabled && !lora.path.empty())
+    throw ConfigError(path + ": model.lora.path is '" + lora.path +
+                      "' but model.lora.enabled is false; set model.lora.enabled: true to train that adapter");
+  if (lora.enabled && lora.target_modules.empty())
+    throw ConfigError(path + ": model.lora.target_modules is empty; expected at least one of q_proj, k_proj, "
+                      "v_proj, o_proj, gate_proj, up_proj, down_proj");
   if (c.algorithm.adv_estimator == "drgrpo" && actor.loss_agg != "seq-mean-token-sum-norm")
     log().warn("{}: algorithm.adv_estimator drgrpo with actor.loss_agg {}: Dr.GRPO (arXiv 2503.20783) also "
                "removes the per-response length normalisation; use seq-mean-token-sum-norm with "

@@ -7,6 +7,7 @@ namespace agentrl::train {
 
 MasterWeights::MasterWeights(torch::nn::Module& module) {
   for (const auto& p : module.named_parameters()) {
+    if (!p.value().requires_grad()) continue;  // frozen (the base of a LoRA model): not trained
     names_.push_back(p.key());
     model_params_.push_back(p.value());
   }

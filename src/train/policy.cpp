@@ -7,6 +7,7 @@
 #include "agentrl/core/logging.h"
 #include "agentrl/core/rng.h"
 #include "agentrl/model/hf_checkpoint.h"
+#include "agentrl/model/lora_peft.h"
 #include "agentrl/rollout/agent_loop.h"
 #include "agentrl/text/sentencepiece_tokenizer.h"
 
@@ -64,16 +65,93 @@ Policy load_policy_dir(const ExperimentConfig& cfg, const std::string& model_dir
   return p;
 }
 
-Policy build_initial_policy(const ExperimentConfig& cfg, const envs::EnvSuite& suite, const std::string& run_dir) {
-  if (!cfg.model.path.empty()) {
-    if (cfg.tokenizer.train)
-      throw ConfigError("tokenizer.train: true needs a from-scratch model (model.path must be empty, got '" +
-                        cfg.model.path + "')");
-    return load_policy_dir(cfg, cfg.model.path);
+model::LoraOptions lora_options(const ExperimentConfig& cfg) {
+  const auto& l = cfg.model.lora;
+  model::LoraOptions o;
+  o.rank = l.rank;
+  o.alpha = l.alpha;
+  o.dropout = l.dropout;
+  o.use_rslora = l.use_rslora;
+  o.target_modules = l.target_modules;
+  o.init = l.init == "gaussian" ? model::LoraInit::kGaussian : model::LoraInit::kDefault;
+  o.seed = mix_seed(static_cast<uint64_t>(cfg.runtime.seed), 0x10A);
+  o.dtype = torch::kFloat32;  // fp32 adapters on any base dtype: no master copies needed
+  return o;
+}
+
+namespace {
+void log_lora(Policy& p, int64_t layers, const std::string& from) {
+  int64_t trainable = 0, total = 0;
+  for (const auto& t : p.model->parameters()) {
+    total += t.numel();
+    if (t.requires_grad()) trainable += t.numel();
   }
+  log().info("LoRA: {} adapted layers{}, {} trainable of {} parameters ({:.2f}%)", layers, from, trainable, total,
+             100.0 * static_cast<double>(trainable) / static_cast<double>(std::max<int64_t>(1, total)));
+}
+}  // namespace
+
+void attach_policy_lora(Policy& policy, const ExperimentConfig& cfg) {
+  const auto& l = cfg.model.lora;
+  if (!l.enabled) return;
+  const auto o = lora_options(cfg);
+  if (!l.path.empty()) {
+    const auto adapter = model::read_peft_config(l.path);
+    model::check_peft_matches(o, adapter, l.path, "model.lora");
+    // The base is named loosely (a hub id, a local path): shapes are checked
+    // when the weights load; a different name is worth a warning only.
+    const auto name = [](const std::string& p) {
+      auto f = fs::path(p).lexically_normal();
+      return (f.filename().empty() ? f.parent_path().filename() : f.filename()).string();
+    };
+    if (!adapter.base_model_name_or_path.empty() && name(adapter.base_model_name_or_path) != name(cfg.model.path))
+      log().warn("model.lora.path {} was trained on '{}', this run's model.path is '{}'", l.path,
+                 adapter.base_model_name_or_path, cfg.model.path);
+  }
+  const int64_t layers = model::attach_lora(*policy.model, o);
+  if (!l.path.empty()) model::load_peft_adapter(*policy.model, l.path);
+  log_lora(policy, layers, l.path.empty() ? std::string() : " from " + l.path);
+}
+
+void attach_adapter_dir(Policy& policy, const std::string& adapter_dir) {
+  auto adapter = model::read_peft_config(adapter_dir);
+  const int64_t layers = model::attach_lora(*policy.model, adapter.options);
+  model::load_peft_adapter(*policy.model, adapter_dir);
+  log_lora(policy, layers, " from " + adapter_dir);
+}
+
+void save_policy_adapter(Policy& policy, const ExperimentConfig& cfg, const std::string& dir) {
+  model::PeftAdapterConfig c;
+  c.options = lora_options(cfg);
+  c.base_model_name_or_path = cfg.model.path;
+  model::save_peft_adapter(*policy.model, c, dir);
+}
+
+Policy load_policy_from(const ExperimentConfig& cfg, const std::string& path) {
+  const fs::path p(path);
+  const bool checkpoint_adapter = fs::exists(p / "adapter" / "adapter_config.json");
+  const bool adapter_dir = fs::exists(p / "adapter_config.json");
+  if (!checkpoint_adapter && !adapter_dir)
+    return load_policy_dir(cfg, fs::exists(p / "model" / "config.json") ? (p / "model").string() : path);
+  std::string base = checkpoint_adapter && fs::exists(p / "model" / "config.json") ? (p / "model").string() : "";
+  if (base.empty()) base = cfg.model.path;
+  if (base.empty())
+    throw ConfigError("the LoRA adapter at " + path + " needs its base model: set model.path (the checkpoint holds "
+                      "no model/ directory)");
+  Policy policy = load_policy_dir(cfg, base);
+  attach_adapter_dir(policy, checkpoint_adapter ? (p / "adapter").string() : path);
+  return policy;
+}
+
+Policy build_policy_tokenizer(const ExperimentConfig& cfg, const envs::EnvSuite& suite, const std::string& run_dir) {
+  if (!cfg.model.path.empty() && cfg.tokenizer.train)
+    throw ConfigError("tokenizer.train: true needs a from-scratch model (model.path must be empty, got '" +
+                      cfg.model.path + "')");
   Policy p;
   p.device = policy_device(cfg);
-  if (cfg.tokenizer.train) {
+  if (!cfg.model.path.empty()) {
+    p.tokenizer_dir = cfg.tokenizer.path.empty() ? cfg.model.path : cfg.tokenizer.path;
+  } else if (cfg.tokenizer.train) {
     p.tokenizer_dir = (fs::path(run_dir) / "tokenizer").string();
     const std::string split = cfg.env.train_split.empty() ? suite.train_split() : cfg.env.train_split;
     std::string corpus = collect_env_text(suite, split, cfg.tokenizer.corpus_episodes, cfg.prompt,
@@ -102,6 +180,17 @@ Policy build_initial_policy(const ExperimentConfig& cfg, const envs::EnvSuite& s
   p.tokenizer = text::load_tokenizer(p.tokenizer_dir);
   if (cfg.tokenizer.train) log().info("tokenizer: {} tokens", p.tokenizer->vocab_size());
   p.chat = make_chat(cfg, p.tokenizer, p.tokenizer_dir);
+  return p;
+}
+
+Policy build_initial_policy(const ExperimentConfig& cfg, const envs::EnvSuite& suite, const std::string& run_dir) {
+  if (!cfg.model.path.empty()) {
+    if (cfg.tokenizer.train)
+      throw ConfigError("tokenizer.train: true needs a from-scratch model (model.path must be empty, got '" +
+                        cfg.model.path + "')");
+    return load_policy_dir(cfg, cfg.model.path);
+  }
+  Policy p = build_policy_tokenizer(cfg, suite, run_dir);
   model::ModelArgs args = cfg.model.init.to_args(p.tokenizer->vocab_size());
   if (auto eos = p.tokenizer->eos_id()) args.eos_token_id = *eos;
   if (auto bos = p.tokenizer->bos_id()) args.bos_token_id = *bos;

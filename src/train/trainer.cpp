@@ -21,6 +21,7 @@
 #include "agentrl/dist/process_group.h"
 #include "agentrl/dist/zero_optimizer.h"
 #include "agentrl/envs/registry.h"
+#include "agentrl/model/lora.h"
 #include "agentrl/rollout/batch_builder.h"
 #include "agentrl/rollout/demos.h"
 #include "agentrl/rollout/generation_engine.h"
@@ -80,6 +81,9 @@ struct RunContext {
   std::string last_checkpoint;
 
   bool root() const { return rv.rank == 0; }
+  // model.lora: adapters train on a frozen base; the KL reference is the base
+  // (adapters off), not a second copy.
+  bool lora() const { return cfg.model.lora.enabled; }
   void barrier() {
     if (pg) pg->barrier();
   }
@@ -130,7 +134,9 @@ void init_optimizer(RunContext& c) {
 void resume_from(RunContext& c, TrainerState& st, const std::string& path) {
   check_resume_config(c.user_config(), path);
   st = read_trainer_state(path, std::move(st));
-  c.policy = load_policy_dir(c.cfg, (fs::path(path) / "model").string());
+  // With LoRA: the base (model/, or model.path when the checkpoint holds none)
+  // and the checkpoint's adapter/.
+  c.policy = c.lora() ? load_policy_from(c.cfg, path) : load_policy_dir(c.cfg, (fs::path(path) / "model").string());
   if (fs::exists(fs::path(path) / "ref_model"))
     c.ref = load_policy_dir(c.cfg, (fs::path(path) / "ref_model").string()).model;
   init_optimizer(c);
@@ -162,6 +168,7 @@ void start_fresh(RunContext& c) {
     }
     c.policy = build_initial_policy(rank_cfg, *c.suite, c.paths.run_dir);
   }
+  attach_policy_lora(c.policy, c.cfg);
   if (c.pg) dist::broadcast_parameters(*c.pg, *c.policy.model, 0);
   init_optimizer(c);
 }
@@ -200,7 +207,7 @@ DistHooks make_dist_hooks(RunContext& c) {
 // decodes on the live policy parameters.
 void build_rollout(RunContext& c) {
   const auto& cfg = c.cfg;
-  if (cfg.actor.kl.enabled && !c.ref) c.ref = clone_model(c.policy.model);
+  if (cfg.actor.kl.enabled && !c.ref && !c.lora()) c.ref = clone_model(c.policy.model);
   if (cfg.engine.kv_memory_fraction > 0) materialize_optimizer_state(*c.optimizer);
   c.engine = std::make_unique<rollout::GenerationEngine>(c.policy.model, c.policy.tokenizer, cfg.engine,
                                                          c.policy.chat->stop_token_ids());
@@ -236,6 +243,12 @@ int64_t build_run(RunContext& c, TrainerState& st) {
 
 // ---- Checkpoints and evaluation ------------------------------------------------
 
+// A LoRA checkpoint holds the adapters; the frozen base only when the config
+// cannot name it: a from-scratch base, or one an SFT stage folded its
+// adapters into. A base loaded from model.path stays there (a 7B base is not
+// copied into every checkpoint).
+bool lora_base_in_checkpoint(const ExperimentConfig& cfg) { return cfg.model.path.empty() || cfg.sft.enabled; }
+
 // Rank 0 writes checkpoint `st.iteration` (with ZeRO-1 every rank first stages
 // its optimizer shard); all ranks meet in a barrier afterwards.
 void save_checkpoint(RunContext& c, const TrainerState& st) {
@@ -246,7 +259,12 @@ void save_checkpoint(RunContext& c, const TrainerState& st) {
     return;
   }
   auto write = [&](const std::string& dir) {
-    save_policy(c.policy, (fs::path(dir) / "model").string(), c.masters.get());
+    if (c.lora()) {
+      save_policy_adapter(c.policy, c.cfg, (fs::path(dir) / "adapter").string());
+      if (lora_base_in_checkpoint(c.cfg)) save_policy(c.policy, (fs::path(dir) / "model").string());
+    } else {
+      save_policy(c.policy, (fs::path(dir) / "model").string(), c.masters.get());
+    }
     if (c.ref) {
       Policy ref_view = c.policy;
       ref_view.model = c.ref;
@@ -318,6 +336,9 @@ void run_sft_stage(RunContext& c, TrainerState& st) {
                       log().info("SFT step {} | loss {:.4f} | epoch {}", step, m.at("sft/loss"),
                                  static_cast<int64_t>(m.at("sft/epoch")));
                   });
+    // With LoRA the SFT adapters become part of the base, and RL trains fresh
+    // ones: its reference (the base) is then the SFT policy, as without LoRA.
+    if (c.lora()) model::fold_lora_into_base(*c.policy.model, mix_seed(lora_options(cfg).seed, 0x5F7));
   }
   st.sft_done = true;
   if (c.pg) dist::broadcast_parameters(*c.pg, *c.policy.model, 0);
@@ -351,10 +372,17 @@ rollout::TrainBatch score(RunContext& c, const std::vector<rollout::Trajectory>&
     train_batch.old_logprobs = score_batch(c.policy.model, train_batch, cfg.trainer.micro_batch_tokens,
                                            cfg.model.logprob_chunk_tokens, false)
                                    .logprobs;
-  if (c.ref)
+  if (c.ref) {
     train_batch.ref_logprobs =
         score_batch(c.ref, train_batch, cfg.trainer.micro_batch_tokens, cfg.model.logprob_chunk_tokens, false)
             .logprobs;
+  } else if (c.lora() && cfg.actor.kl.enabled) {  // the reference is the base: the adapters switched off
+    auto guard = c.engine->lock_weights();
+    model::LoraOffScope base_only(*c.policy.model);
+    train_batch.ref_logprobs = score_batch(c.policy.model, train_batch, cfg.trainer.micro_batch_tokens,
+                                           cfg.model.logprob_chunk_tokens, false)
+                                   .logprobs;
+  }
   add_mismatch_metrics(train_batch, cfg.trainer.recompute_old_logprobs, m);
   return train_batch;
 }

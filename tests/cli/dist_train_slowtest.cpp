@@ -163,6 +163,33 @@ TEST(DistributedTraining, ResumedShardedTwoRankRunEqualsTheUninterruptedOne) {
       << "final parameters differ";
 }
 
+TEST(DistributedTraining, ShardedTwoRankLoraRunMatchesOneRank) {
+  // LoRA with ZeRO-1 over 2 ranks: the adapters' gradients are reduced and
+  // their AdamW state sharded; the adapters end where one rank's do.
+  const std::string lora = "model.lora.enabled=true model.lora.rank=4 model.lora.alpha=8";
+  const auto one = out_dir("lora_one"), two = out_dir("lora_two");
+  auto r = train(1, 0, one, lora);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = train(2, 29669, two, lora + " dist.shard_optimizer=true");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto fa = model::SafetensorsFile::open((checkpoint(one, 3) / "adapter" / "adapter_model.safetensors").string());
+  auto fb = model::SafetensorsFile::open((checkpoint(two, 3) / "adapter" / "adapter_model.safetensors").string());
+  auto f0 = model::SafetensorsFile::open((checkpoint(one, 0) / "adapter" / "adapter_model.safetensors").string());
+  double diff = 0, moved = 0;
+  for (const auto& info : fa->header().tensors) {
+    const auto a = fa->tensor(info.name).to(torch::kFloat64);
+    diff = std::max(diff, (a - fb->tensor(info.name).to(torch::kFloat64)).abs().max().item<double>());
+    moved = std::max(moved, (a - f0->tensor(info.name).to(torch::kFloat64)).abs().max().item<double>());
+  }
+  EXPECT_GT(moved, 50 * kTolerance) << "RL did not move the adapters";
+  EXPECT_LT(diff, kTolerance);
+  const auto h = final_hashes(two, 2);
+  ASSERT_FALSE(h[0].empty());
+  EXPECT_EQ(h[0], h[1]);
+  EXPECT_TRUE(fs::exists(checkpoint(two, 3) / "optimizer_rank1.pt"));
+  EXPECT_FALSE(fs::exists(checkpoint(two, 3) / "optimizer.pt"));
+}
+
 TEST(DistributedTraining, ShardedCheckpointRefusesAnotherWorldSize) {
   const auto dir = out_dir("refuse");
   auto r = train(2, 29668, dir, "dist.shard_optimizer=true --stop-after 1");

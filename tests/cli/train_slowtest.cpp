@@ -98,6 +98,71 @@ TEST(Training, Bf16RunUpdatesAndResumesBitIdentically) {
   EXPECT_NE(read(ck / "step_000004" / "config.yaml").find("device: auto"), std::string::npos);
 }
 
+TEST(Training, LoraRunTrainsOnlyAdaptersResumesBitIdenticallyAndExports) {
+  // model.lora through the binary: SFT and RL train adapters on a frozen
+  // base (the SFT adapters are folded into the base, so the KL reference,
+  // adapters off, is the SFT policy); checkpoints hold adapter/ in PEFT's
+  // format plus the from-scratch base; resume is bit-exact; export writes
+  // the adapter (PEFT) or the merged model (HF), and eval loads a LoRA
+  // checkpoint.
+  const auto a = out_dir("lora_straight"), b = out_dir("lora_resumed");
+  const std::string extra =
+      "model.lora.enabled=true model.lora.rank=4 model.lora.alpha=8 trainer.keep_checkpoints=10 "
+      "trainer.recompute_old_logprobs=true";
+  auto r = run_agentrl(args(a, extra));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("LoRA: 7 adapted layers"), std::string::npos) << r.output;
+  r = run_agentrl(args(b, extra + " --stop-after 2"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = run_agentrl(args(b, extra + " --resume auto"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto ck = fs::path(a) / "tiny" / "checkpoints";
+  const auto adapter = [](const fs::path& step) { return read(step / "adapter" / "adapter_model.safetensors"); };
+  const auto last_a = adapter(ck / "step_000004");
+  ASSERT_FALSE(last_a.empty());
+  EXPECT_TRUE(last_a == adapter(fs::path(b) / "tiny" / "checkpoints" / "step_000004")) << "final adapters differ";
+  EXPECT_EQ(metric_lines(a + "/tiny"), metric_lines(b + "/tiny"));
+  EXPECT_FALSE(adapter(ck / "step_000001") == last_a) << "RL did not change the adapters";
+  // The engine samples with the live (unmerged) adapters: its log-probs are
+  // the trainer's recomputation to float rounding; the KL to the reference
+  // (adapters off) grows from zero as the adapters move.
+  int iterations = 0;
+  double last_kl = 0;
+  std::ifstream in(fs::path(a) / "tiny" / "metrics.jsonl");
+  for (std::string line; std::getline(in, line);) {
+    const auto j = nlohmann::json::parse(line);
+    if (!j.contains("rollout/logprob_mismatch_max")) continue;
+    ++iterations;
+    EXPECT_LT(j["rollout/logprob_mismatch_max"].get<double>(), 1e-4) << line;
+    last_kl = j["actor/kl"].get<double>();
+  }
+  EXPECT_EQ(iterations, 4);
+  EXPECT_GT(last_kl, 0.0);
+  EXPECT_TRUE(read(ck / "step_000000" / "model" / "model.safetensors") ==
+              read(ck / "step_000004" / "model" / "model.safetensors"))
+      << "RL changed the frozen base";
+  EXPECT_FALSE(fs::exists(ck / "step_000004" / "ref_model")) << "the reference is the base, not a copy";
+  EXPECT_NE(read(ck / "step_000004" / "adapter" / "adapter_config.json").find("\"peft_type\": \"LORA\""),
+            std::string::npos);
+
+  r = run_agentrl("export " + (ck / "step_000004").string() + " --format peft --out " + a + "/peft");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(read(fs::path(a) / "peft" / "adapter_model.safetensors") == last_a) << "PEFT export != checkpoint";
+  r = run_agentrl("export " + (ck / "step_000004").string() + " --out " + a + "/merged");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto merged = read(fs::path(a) / "merged" / "model.safetensors");
+  EXPECT_FALSE(merged.empty());
+  EXPECT_EQ(merged.find("lora_"), std::string::npos) << "a merged export holds no adapter tensors";
+  EXPECT_FALSE(merged == read(ck / "step_000004" / "model" / "model.safetensors")) << "adapters were not merged";
+  r = run_agentrl("eval " + kConfig + " --model " + (ck / "step_000004").string() + " --episodes 2 --out " + a +
+                  "/eval " + extra);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("LoRA: 7 adapted layers from"), std::string::npos) << r.output;
+  // A run without LoRA has no adapter to export in PEFT's format.
+  r = run_agentrl("export " + (fs::path(a) / "merged").string() + " --format peft --out " + a + "/y");
+  EXPECT_NE(r.exit_code, 0);
+}
+
 TEST(Training, RolloutDumpOfARunFeedsAgentrlAdvantages) {
   // The documented path: runs/NAME/rollouts/iter_N.jsonl (the trainer's
   // writer) read back by `agentrl advantages` (the same serializer's reader).

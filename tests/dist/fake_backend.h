@@ -30,6 +30,7 @@ class MirrorBackend : public C10dBackend {
     std::string op;
     torch::Device device;
     torch::Dtype dtype;
+    int64_t numel = 0;
   };
   explicit MirrorBackend(torch::Device device) : C10dBackend(0, 2), device_(device) {}
   const std::string getBackendName() const override { return "mirror"; }
@@ -67,7 +68,7 @@ class MirrorBackend : public C10dBackend {
     for (const auto& t : ts) {
       TORCH_CHECK(t.device() == device_, "mirror backend: ", op, " of a tensor on ", t.device(), ", expected ",
                   device_);
-      calls.push_back({op, t.device(), t.scalar_type()});
+      calls.push_back({op, t.device(), t.scalar_type(), t.numel()});
     }
   }
   torch::Device device_;

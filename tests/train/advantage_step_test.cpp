@@ -51,8 +51,9 @@ TEST(AdvantageStep, FullAndWindowContextModesGiveEveryTokenTheSameAdvantage) {
     const auto window = token_advantages(est, rollout::ContextMode::kWindow);
     ASSERT_EQ(full.size(), 12u) << est;  // the batch's generated tokens
     EXPECT_EQ(full, window) << est;
-    if (est == "empg")  // not vacuous: EMPG gives the steps of one episode different advantages
+    if (est == "empg") {  // not vacuous: EMPG gives the steps of one episode different advantages
       EXPECT_NE(*std::min_element(full.begin(), full.begin() + 4), *std::max_element(full.begin(), full.begin() + 4));
+    }
   }
 }
 

@@ -11,6 +11,7 @@
 #include "agentrl/core/error.h"
 #include "agentrl/model/hf_checkpoint.h"
 #include "agentrl/model/logprobs.h"
+#include "agentrl/model/lora.h"
 #include "agentrl/rollout/batch_builder.h"
 #include "agentrl/train/master_weights.h"
 #include "agentrl/train/optim.h"
@@ -107,6 +108,41 @@ TEST(MasterWeights, Bf16ModelWithLr1e6ChangesEveryMasterThatHasAGradient) {
     EXPECT_EQ(st.exp_avg().scalar_type(), torch::kFloat32);
     EXPECT_EQ(st.exp_avg_sq().scalar_type(), torch::kFloat32);
   }
+}
+
+TEST(MasterWeights, ALoraModelStepsItsFp32AdaptersOnlyOnAFrozenBf16Base) {
+  // LoRA on a bf16 base: the trainable parameters are the fp32 adapters, so
+  // no masters are made; the optimizer holds the adapters only, and a PPO
+  // update changes them and leaves every base weight bit for bit.
+  auto m = tiny_model(torch::kBFloat16);
+  model::LoraOptions lo;
+  lo.rank = 2;
+  lo.alpha = 4;
+  const int64_t layers = model::attach_lora(*m, lo);
+  MasterWeights masters(*m);
+  EXPECT_FALSE(masters.enabled());
+  ASSERT_EQ(masters.params().size(), static_cast<size_t>(2 * layers));
+  for (size_t i = 0; i < masters.names().size(); ++i) {
+    EXPECT_TRUE(model::is_lora_parameter_name(masters.names()[i])) << masters.names()[i];
+    EXPECT_EQ(masters.params()[i].scalar_type(), torch::kFloat32);
+  }
+  Update u;
+  u.cfg.actor.mini_batches = 1;
+  u.cfg.trainer.optim.lr = 1e-3;
+  auto opt = make_adamw(masters.params(), u.cfg.trainer.optim);
+  EXPECT_EQ(optimizer_parameters(*opt).size(), masters.params().size());
+  auto batch = tiny_batch();
+  std::vector<std::pair<std::string, torch::Tensor>> base;
+  for (const auto& p : m->named_parameters())
+    if (!model::is_lora_parameter_name(p.key())) base.emplace_back(p.key(), p.value().detach().clone());
+  const auto adapters_before = copies(masters.params());
+  u.run(m, masters, *opt, batch);
+  ASSERT_EQ(u.counters.optimizer_steps, 1);
+  auto now = m->named_parameters();
+  for (const auto& [name, t] : base) EXPECT_TRUE(torch::equal(now[name], t)) << name << " (frozen) changed";
+  int64_t changed = 0;
+  for (size_t i = 0; i < adapters_before.size(); ++i) changed += !torch::equal(masters.params()[i], adapters_before[i]);
+  EXPECT_GE(changed, layers) << "every B (zero at the start, with a gradient) must move";
 }
 
 TEST(MasterWeights, WithoutMastersBf16AdamWLosesNearlyEveryUpdate) {

@@ -13,6 +13,8 @@
 #include <filesystem>
 #include <map>
 
+#include "agentrl/model/lora.h"
+#include "agentrl/train/policy.h"
 #include "agentrl/train/trainer.h"
 #include "dist/fake_backend.h"
 
@@ -63,6 +65,46 @@ TEST(TrainerOverAFakeGroup, EveryCollectiveOfATwoRankRunIsOnTheGroupsDevice) {
   EXPECT_GT(ops["broadcast"], 0) << "the initial parameters are broadcast";
   EXPECT_GT(ops["allgather"], 0) << "the parameter hashes are compared";
   EXPECT_GT(ops["barrier"], 0);
+  fs::remove_all(dir);
+}
+
+TEST(TrainerOverAFakeGroup, ALoraRunReducesAndShardsTheAdaptersOnly) {
+  // With model.lora only the adapters' gradients are summed over ranks (the
+  // frozen base has none). (ZeRO-1 over the adapters needs both ranks' files:
+  // DistributedTraining.ShardedTwoRankLoraRunMatchesOneRank.)
+  RankZeroOfTwo env;
+  const auto dir = fs::temp_directory_path() / ("agentrl_fake_group_lora_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  auto cfg = load_experiment_config(std::string(AGENTRL_SOURCE_DIR) + "/tests/data/tiny_alfworld.yaml",
+                                    {"runtime.output_dir=" + dir.string(), "trainer.iterations=2",
+                                     "model.lora.enabled=true", "model.lora.rank=2"});
+  int64_t adapter_elements = 0, model_elements = 0;
+  {
+    model::TransformerLM m(cfg.model.init.to_args(100));
+    for (const auto& p : m->parameters()) model_elements += p.numel();
+    model::attach_lora(*m, lora_options(cfg));
+    for (const auto& p : model::lora_parameters(*m)) adapter_elements += p.numel();
+  }
+  c10::intrusive_ptr<dist::testing::MirrorBackend> backend;
+  TrainOptions opt;
+  opt.make_process_group = [&](const dist::Rendezvous& rv, torch::Device device, std::chrono::milliseconds) {
+    backend = c10::make_intrusive<dist::testing::MirrorBackend>(device);
+    return std::make_unique<dist::ProcessGroup>(backend, rv.rank, rv.world_size, device, "mirror");
+  };
+  Trainer trainer(cfg, opt);
+  const auto summary = trainer.run();
+  EXPECT_EQ(summary.iterations_done, 2);
+  ASSERT_TRUE(backend);
+  int64_t reduced = 0;
+  for (const auto& c : backend->calls)
+    if ((c.op == "allreduce" || c.op == "reduce") && c.dtype == torch::kFloat32) reduced += c.numel;
+  ASSERT_GT(adapter_elements, 0);
+  EXPECT_GT(reduced, 0);
+  EXPECT_EQ(reduced % adapter_elements, 0) << reduced << " gradient elements reduced, adapters have "
+                                           << adapter_elements << " (the model " << model_elements << ")";
+  EXPECT_LE(reduced / adapter_elements, 2 * cfg.actor.ppo_epochs * cfg.actor.mini_batches)
+      << "at most one reduction of the adapters per optimizer step";
+  EXPECT_TRUE(fs::exists(fs::path(summary.last_checkpoint) / "adapter" / "adapter_model.safetensors"));
   fs::remove_all(dir);
 }
 

@@ -13,8 +13,8 @@
 // merging adds scaling * B A into W for faster forwards and must be undone
 // (unmerge) before the adapters change again.
 //
-// Status: the model-layer part of LoRA. The trainer, checkpoints, PEFT
-// import/export and the config section do not use it yet.
+// Users: the trainer (config section model.lora, train/policy.h), its
+// checkpoints and `agentrl export` (PEFT format: model/lora_peft.h).
 //
 // Errors: ConfigError naming the option and the expected value. Thread-safety:
 // like the model: not concurrently with forwards or updates.
@@ -30,6 +30,10 @@
 
 namespace agentrl::model {
 
+// PEFT's init_lora_weights: true (A kaiming-uniform) or "gaussian" (A normal
+// with std 1 / r); B is zero either way.
+enum class LoraInit { kDefault, kGaussian };
+
 struct LoraOptions {
   int64_t rank = 8;       // PEFT's r
   double alpha = 8;       // PEFT's lora_alpha
@@ -38,6 +42,7 @@ struct LoraOptions {
   // Module names (the last component, PEFT's matching) to adapt.
   std::vector<std::string> target_modules = {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj",
                                              "down_proj"};
+  LoraInit init = LoraInit::kDefault;
   uint64_t seed = 0;          // of A's draw (per layer, by name: order-independent)
   torch::Dtype dtype = torch::kFloat32;  // adapter dtype (fp32 adapters on a bf16 base)
 };
@@ -63,5 +68,30 @@ void set_lora_enabled(torch::nn::Module& model, bool enabled);
 // unmerged).
 void merge_lora(torch::nn::Module& model);
 void unmerge_lora(torch::nn::Module& model);
+
+// Adds every adapter's scaling * B A into its base weight for good (the base
+// then is the adapted model) and starts the adapters again: A redrawn from
+// `seed` like attach_lora, B zero, so the model's output is unchanged. The
+// trainer does this after an SFT stage, so that RL's KL reference (adapters
+// off) is the SFT policy. Throws Error while adapters are merged or off.
+void fold_lora_into_base(torch::nn::Module& model, uint64_t seed);
+
+// True for the name of an adapter parameter ("….lora_A" / "….lora_B"). HF
+// model directories hold the base weights only: save_pretrained and
+// load_state_dict skip these (adapters travel in PEFT's format).
+bool is_lora_parameter_name(const std::string& name);
+
+// Switches the adapters off for its lifetime (the base model: the KL
+// reference) and on again at the end. Not for concurrent forwards.
+class LoraOffScope {
+ public:
+  explicit LoraOffScope(torch::nn::Module& model) : model_(model) { set_lora_enabled(model_, false); }
+  ~LoraOffScope() { set_lora_enabled(model_, true); }
+  LoraOffScope(const LoraOffScope&) = delete;
+  LoraOffScope& operator=(const LoraOffScope&) = delete;
+
+ private:
+  torch::nn::Module& model_;
+};
 
 }  // namespace agentrl::model

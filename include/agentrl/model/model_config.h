@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "agentrl/core/config.h"
 #include "agentrl/model/model_args.h"
@@ -38,6 +39,24 @@ struct ModelInitConfig {
   ModelArgs to_args(int64_t tokenizer_vocab) const;
 };
 
+// model.lora: train LoRA adapters instead of the whole model (model/lora.h;
+// PEFT's names and defaults). The base weights are frozen; the optimizer,
+// gradients and checkpoints hold the adapters only; the KL reference is the
+// base with the adapters switched off.
+struct LoraConfig {
+  bool enabled = false;
+  int64_t rank = 8;      // PEFT's r
+  double alpha = 8;      // PEFT's lora_alpha; scaling alpha / rank
+  double dropout = 0.0;  // PEFT's lora_dropout
+  std::vector<std::string> target_modules = {"q_proj", "k_proj", "v_proj", "o_proj",
+                                             "gate_proj", "up_proj", "down_proj"};
+  std::string init = "default";  // default (A kaiming-uniform) | gaussian (A ~ N(0, 1/r)); B = 0
+  bool use_rslora = false;       // scaling alpha / sqrt(rank)
+  std::string path;              // a PEFT adapter directory to continue from ("" = fresh adapters)
+
+  void visit(config::Visitor& v);
+};
+
 struct PolicyConfig {
   std::string path;  // HF model directory; "" = random init from `init`
   ModelInitConfig init;
@@ -45,6 +64,7 @@ struct PolicyConfig {
   std::string device = "auto";    // cpu | cuda | auto
   bool gradient_checkpointing = false;
   int64_t logprob_chunk_tokens = 1024;
+  LoraConfig lora;
 
   void visit(config::Visitor& v);
 };

@@ -8,7 +8,10 @@
 // from and are cleaned up by the next save.
 //
 // Layout of one checkpoint (written by the trainers):
-//   model/              HF model directory (config.json, model.safetensors, tokenizer files)
+//   model/              HF model directory (config.json, model.safetensors, tokenizer files);
+//                       with model.lora the frozen base, only when model.path does not name it
+//   adapter/            with model.lora: the adapters in PEFT's format (model/lora_peft.h)
+//   ref_model/          the KL reference policy (KL on, without LoRA)
 //   optimizer.pt        optimizer state (torch::save); with dist.shard_optimizer
 //                       optimizer_rank<R>.pt per rank + optimizer_shards.json
 //   trainer_state.json  iteration, stage, RNG streams, task cursor, counters

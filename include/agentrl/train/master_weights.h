@@ -33,9 +33,11 @@ namespace agentrl::train {
 
 class MasterWeights {
  public:
-  // Masters for the parameters of `module` (named_parameters() order). All
-  // parameters share one floating dtype (a TransformerLM does); masters are
-  // made when it is not float32, on the parameters' device.
+  // Masters for the trainable parameters (requires_grad) of `module`, in
+  // named_parameters() order: all of a TransformerLM's, or only the adapters
+  // of a LoRA model (whose frozen base is never stepped). The trainable
+  // parameters share one floating dtype; masters are made when it is not
+  // float32 (fp32 adapters on a bf16 base need none), on their device.
   explicit MasterWeights(torch::nn::Module& module);
   MasterWeights(const MasterWeights&) = delete;
   MasterWeights& operator=(const MasterWeights&) = delete;
@@ -43,7 +45,7 @@ class MasterWeights {
   // True when the model is not fp32 and separate fp32 masters exist.
   bool enabled() const { return enabled_; }
   // The tensors the optimizer steps: the fp32 masters, or the model's own
-  // parameters when disabled. Same order as the module's parameters.
+  // parameters when disabled. Same order as the module's trainable parameters.
   const std::vector<torch::Tensor>& params() const { return masters_; }
   // The names of params(), as in module.named_parameters().
   const std::vector<std::string>& names() const { return names_; }
