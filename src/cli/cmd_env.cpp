@@ -65,13 +65,21 @@ CommandRegistrar reg(40, [](CLI::App& root) {
   add_common(play, *play_args);
   play->add_option("--task", *task, "task index within the split (default: drawn from --seed)");
   play->add_flag("--no-admissible", *quiet, "do not print the admissible actions");
-  play->callback([play_args, task, quiet] {
+  auto lines = std::make_shared<std::string>("auto");
+  play->add_option("--lines", *lines,
+                   "single: one action per line; multi: a response ends at a line holding only '.' (code blocks); "
+                   "auto (default): multi for free-text envs (no admissible actions)")
+      ->check(CLI::IsMember({"auto", "single", "multi"}));
+  play->callback([play_args, task, quiet, lines] {
     auto suite = make_suite(*play_args);
     envs::PlayOptions o;
     o.split = play_args->split;
     o.task_index = *task;
     o.seed = static_cast<uint64_t>(play_args->seed);
     o.show_admissible = !*quiet;
+    o.lines = *lines == "single" ? envs::ResponseLines::kSingle
+              : *lines == "multi" ? envs::ResponseLines::kMulti
+                                  : envs::ResponseLines::kAuto;
     envs::play(*suite, o, std::cin, std::cout);
   });
 

@@ -24,6 +24,56 @@ double thread_cpu_seconds() {
   return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
+void print_admissible(const Env& env, std::ostream& out) {
+  auto acts = env.admissible_actions();
+  if (acts.empty()) return;
+  out << "\nAdmissible actions:\n";
+  for (size_t i = 0; i < acts.size(); ++i) out << "  " << (i + 1) << ". " << acts[i] << "\n";
+}
+
+// One action line (blank lines skipped); nullopt at "quit"/"exit" or the end
+// of input. A bare number picks that admissible action (1-based), so a
+// scripted session can say "3" instead of retyping "go to cabinet 2".
+std::optional<std::string> read_action(std::istream& in, const Env& env) {
+  std::string line;
+  while (std::getline(in, line)) {
+    std::string action = trim(line);
+    if (action.empty()) continue;
+    if (action == "quit" || action == "exit") return std::nullopt;
+    if (action.find_first_not_of("0123456789") == std::string::npos) {
+      auto acts = env.admissible_actions();
+      size_t k = std::stoul(action);
+      if (k >= 1 && k <= acts.size()) action = acts[k - 1];
+    }
+    return action;
+  }
+  return std::nullopt;
+}
+
+// The lines up to one holding only "." (or the end of input), joined with
+// their newlines, then parsed as a model response is (the agent loop sends
+// extract_action's result, or the text itself when it finds none).
+std::optional<std::string> read_response(std::istream& in, const Env& env) {
+  std::string text, line;
+  bool any = false;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line == ".") {
+      if (any) break;
+      continue;
+    }
+    if (!any && trim(line).empty()) continue;
+    if (!any && (trim(line) == "quit" || trim(line) == "exit")) return std::nullopt;
+    text += (any ? "\n" : "") + line;
+    any = true;
+  }
+  if (!any) return std::nullopt;
+  auto action = env.extract_action(text);
+  return action ? *action : text;
+}
+
+}  // namespace
+
 Task pick_task(const EnvSuite& suite, const std::string& split, int64_t index, uint64_t seed) {
   const TaskSource& ts = suite.tasks();
   const size_t n = ts.size(split);  // throws ConfigError for an unknown split
@@ -35,15 +85,6 @@ Task pick_task(const EnvSuite& suite, const std::string& split, int64_t index, u
   return ts.get(split, static_cast<size_t>(index));
 }
 
-void print_admissible(const Env& env, std::ostream& out) {
-  auto acts = env.admissible_actions();
-  if (acts.empty()) return;
-  out << "\nAdmissible actions:\n";
-  for (size_t i = 0; i < acts.size(); ++i) out << "  " << (i + 1) << ". " << acts[i] << "\n";
-}
-
-}  // namespace
-
 PlaySummary play(const EnvSuite& suite, const PlayOptions& options, std::istream& in, std::ostream& out) {
   const std::string split = options.split.empty() ? suite.eval_split() : options.split;
   PlaySummary sum;
@@ -52,21 +93,14 @@ PlaySummary play(const EnvSuite& suite, const PlayOptions& options, std::istream
   out << "[" << suite.name() << " " << split << " #" << sum.task.index << " " << sum.task.id << "]\n";
   out << env->reset(sum.task, options.seed) << "\n";
   if (options.show_admissible) print_admissible(*env, out);
-  std::string line;
+  const bool multi = options.lines == ResponseLines::kMulti ||
+                     (options.lines == ResponseLines::kAuto && env->admissible_actions().empty());
+  if (multi) out << "(multi-line responses: end each with a line holding only \".\")\n";
   while (!sum.done) {
     out << "> " << std::flush;
-    if (!std::getline(in, line)) break;
-    std::string action = trim(line);
-    if (action.empty()) continue;
-    if (action == "quit" || action == "exit") break;
-    // A bare number picks that admissible action (1-based), so a scripted
-    // session can say "3" instead of retyping "go to cabinet 2".
-    if (action.find_first_not_of("0123456789") == std::string::npos) {
-      auto acts = env->admissible_actions();
-      size_t k = std::stoul(action);
-      if (k >= 1 && k <= acts.size()) action = acts[k - 1];
-    }
-    StepResult r = env->step(action);
+    auto action = multi ? read_response(in, *env) : read_action(in, *env);
+    if (!action) break;
+    StepResult r = env->step(*action);
     ++sum.steps;
     sum.total_reward += r.reward;
     sum.done = r.done;

@@ -57,6 +57,38 @@ TEST(Cli, EveryShippedConfigLoads) {
   EXPECT_GE(n, 7);
 }
 
+TEST(Cli, EnvPromptPrintsTheQuickstartPromptsOfAnExpertEpisode) {
+  // tokenizer.train: the command trains the config's tokenizer first, as a run would.
+  auto r = run_agentrl(std::string("env prompt ") + AGENTRL_SOURCE_DIR + "/configs/quickstart.yaml --task 2");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("[alfworld valid_seen #2 "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("=== step 1: prompt, "), std::string::npos) << r.output;
+  // The quickstart's chat template (ChatML) and its prompt: the observation,
+  // then from step 2 on the task repeated after it.
+  EXPECT_NE(r.output.find("<|im_start|>user\n-= Welcome to TextWorld, ALFRED! =-"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("=== step 2: appended "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\nTask: "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("--- response, "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("<action>"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("=== episode over: success=1 "), std::string::npos) << r.output;
+}
+
+TEST(Cli, EnvPromptPlaysTheResponsesOfAFileAndNamesAMissingOne) {
+  const std::string file = write_tmp("responses.txt", "<action>look</action>\n<action>fly away</action>\n");
+  auto r = run_agentrl(std::string("env prompt ") + AGENTRL_SOURCE_DIR + "/configs/quickstart.yaml --task 0 --responses " +
+                       file);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("--- env: action \"look\""), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("--- env: action \"fly away\", reward 0, invalid ---"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("(no more responses: the episode stops here)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("=== episode over: success=0 steps=2 "), std::string::npos) << r.output;
+
+  auto missing = run_agentrl(std::string("env prompt ") + AGENTRL_SOURCE_DIR +
+                             "/configs/quickstart.yaml --responses /nonexistent/responses.txt");
+  EXPECT_NE(missing.exit_code, 0);
+  EXPECT_NE(missing.output.find("/nonexistent/responses.txt"), std::string::npos) << missing.output;
+}
+
 TEST(Cli, UnknownConfigKeyExitsTwoWithFileLineAndSuggestion) {
   auto f = write_tmp("bad_key.yaml", "trainer:\n  iterations: 3\n  optim:\n    lrr: 0.1\n");
   auto r = run_agentrl("config show " + f);

@@ -21,11 +21,18 @@
 
 namespace agentrl::envs {
 
+enum class ResponseLines {
+  kAuto,    // multi-line when the env's actions are free-form (no admissible actions after reset)
+  kSingle,  // one action per line
+  kMulti,   // a response ends at a line holding only "."
+};
+
 struct PlayOptions {
   std::string split;         // "" = suite's eval split
   int64_t task_index = -1;   // -1 = drawn from `seed`
   uint64_t seed = 0;
   bool show_admissible = true;
+  ResponseLines lines = ResponseLines::kAuto;
 };
 
 struct PlaySummary {
@@ -36,10 +43,19 @@ struct PlaySummary {
   double total_reward = 0.0;
 };
 
+// Task `index` of `split` (index < 0: one drawn from `seed`). ConfigError for
+// an unknown or empty split or an index out of range (the message names the
+// valid range).
+Task pick_task(const EnvSuite& suite, const std::string& split, int64_t index, uint64_t seed);
+
 // Plays one episode: writes the observation (and the numbered admissible
 // actions) to `out`, reads one action per line from `in`. A line that is a
 // number k picks the k-th admissible action; blank lines are ignored;
-// "quit" or end of input stops. Ends with a one-line summary
+// "quit" or end of input stops. In multi-line mode (free-text envs: code
+// tool, Deep Search) a response is every line up to one holding only "."
+// (or the end of input), newlines kept, and it goes through
+// env.extract_action as a model's response does; "quit" as the first line
+// of a response stops. Ends with a one-line summary
 // ("episode over: success=1 steps=7 reward=1"). Throws ConfigError for a
 // bad split or task index.
 PlaySummary play(const EnvSuite& suite, const PlayOptions& options, std::istream& in, std::ostream& out);
