@@ -59,6 +59,7 @@ struct ScratchDir {
 
 void run_prompt(const PromptArgs& a) {
   auto cfg = train::load_experiment_config(a.file, a.overrides);
+  cfg.model.device = "cpu";  // no model is loaded: a GPU config previews on any machine
   if (!a.tokenizer.empty()) {
     cfg.tokenizer.path = a.tokenizer;
     cfg.tokenizer.train = false;

@@ -6,6 +6,7 @@
 #include "agentrl/core/error.h"
 #include "agentrl/core/rng.h"
 #include "agentrl/core/strings.h"
+#include "agentrl/envs/projection.h"
 
 namespace agentrl::rollout {
 namespace {
@@ -15,6 +16,31 @@ using strings::replace_all;
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Fills the {name} placeholders of `tmpl` in one pass: substituted text is
+// never scanned again, so an observation or action holding "{task}" stays as
+// it is. Unknown {...} are kept verbatim.
+std::string substitute(const std::string& tmpl, const std::vector<std::pair<std::string, std::string>>& values) {
+  std::string out;
+  out.reserve(tmpl.size());
+  size_t i = 0;
+  while (i < tmpl.size()) {
+    bool hit = false;
+    if (tmpl[i] == '{') {
+      for (const auto& [name, value] : values) {
+        const size_t close = i + 1 + name.size();
+        if (close < tmpl.size() && tmpl[close] == '}' && tmpl.compare(i + 1, name.size(), name) == 0) {
+          out += value;
+          i = close + 1;
+          hit = true;
+          break;
+        }
+      }
+    }
+    if (!hit) out += tmpl[i++];
+  }
+  return out;
 }
 
 }  // namespace
@@ -46,23 +72,40 @@ std::string EpisodeRunner::window_history() const {
   size_t begin = turns.size() > k ? turns.size() - k : 0;
   std::string out;
   for (size_t i = begin; i < turns.size(); ++i) {
-    out += "Step " + std::to_string(i + 1) + ". Observation: " + truncate_observation(turns[i].observation_before) +
-           "\nAction: " + turns[i].action + "\n";
+    if (i > begin) out += ctx_->prompt.history_separator;
+    out += substitute(ctx_->prompt.history_entry, {{"n", std::to_string(i + 1)},
+                                                   {"observation", truncate_observation(turns[i].observation_before)},
+                                                   {"action", turns[i].action}});
+  }
+  return out;
+}
+
+std::string EpisodeRunner::admissible_text() const {
+  if (!ctx_->prompt.show_admissible_actions) return "";
+  const auto& exclude = ctx_->prompt.admissible_exclude;
+  std::string out;
+  bool first = true;
+  for (const auto& a : env_->admissible_actions()) {
+    if (std::find(exclude.begin(), exclude.end(), a) != exclude.end()) continue;
+    if (!first) out += ctx_->prompt.admissible_separator;
+    out += substitute(ctx_->prompt.admissible_item, {{"action", a}});
+    first = false;
   }
   return out;
 }
 
 std::string EpisodeRunner::fill(const std::string& tmpl, const std::string& observation) const {
-  std::string s = tmpl;
-  std::string admissible;
-  if (ctx_->prompt.show_admissible_actions) admissible = join(env_->admissible_actions(), ", ");
-  s = replace_all(s, "{task}", env_->task_description());
-  s = replace_all(s, "{admissible_actions}", admissible);
-  s = replace_all(s, "{step}", std::to_string(traj_.turns.size() + 1));
-  if (s.find("{history}") != std::string::npos) s = replace_all(s, "{history}", window_history());
-  // Observation last: its text must not be scanned for placeholders.
-  s = replace_all(s, "{observation}", truncate_observation(observation));
-  return s;
+  const size_t taken = traj_.turns.size();
+  const size_t shown = std::min(taken, static_cast<size_t>(ctx_->rollout.window_turns));
+  const bool has_history = tmpl.find("{history}") != std::string::npos;
+  const bool has_admissible = tmpl.find("{admissible_actions}") != std::string::npos;
+  return substitute(tmpl, {{"task", env_->task_description()},
+                           {"admissible_actions", has_admissible ? admissible_text() : ""},
+                           {"step", std::to_string(taken + 1)},
+                           {"prev_steps", std::to_string(taken)},
+                           {"history_length", std::to_string(shown)},
+                           {"history", has_history ? window_history() : ""},
+                           {"observation", truncate_observation(observation)}});
 }
 
 std::optional<GenerationRequest> EpisodeRunner::start() {
@@ -72,8 +115,10 @@ std::optional<GenerationRequest> EpisodeRunner::start() {
   turn_limit_ = static_cast<int>(std::min<int64_t>(ctx_->rollout.max_turns, env_->max_steps()));
   std::vector<text::ChatMessage> msgs;
   if (!ctx_->prompt.system.empty()) msgs.push_back({"system", ctx_->prompt.system});
-  const std::string& tmpl =
-      traj_.context_mode == ContextMode::kWindow ? ctx_->prompt.window_user : ctx_->prompt.first_user;
+  const auto& p = ctx_->prompt;
+  const std::string& tmpl = traj_.context_mode != ContextMode::kWindow ? p.first_user
+                            : p.window_first_user.empty()              ? p.window_user
+                                                                       : p.window_first_user;
   std::string user = fill(tmpl, current_observation_);
   msgs.push_back({"user", user});
   auto prompt = ctx_->chat->prompt_tokens(msgs);
@@ -129,15 +174,17 @@ std::optional<GenerationRequest> EpisodeRunner::on_generation(const GenerationRe
   turn.finish_reason = finish_reason_name(result.finish_reason);
   turn.truncated = result.finish_reason == FinishReason::kLength || result.finish_reason == FinishReason::kContextLimit;
 
-  auto parsed = env_->extract_action(result.text);
-  turn.action = parsed ? *parsed : result.text;
+  const envs::Projection projected = project(result.text);
+  turn.action = projected.action;
   auto t0 = std::chrono::steady_clock::now();
   envs::StepResult step = env_->step(turn.action);
   env_seconds_ += seconds_since(t0);
   turn.tool_output = step.observation;
-  turn.invalid_action = !parsed || step.info.invalid_action;
+  turn.invalid_action = !projected.valid || step.info.invalid_action;
   turn.void_turn = env_->is_void_turn(result.text, step.observation);
-  turn.reward = step.reward - (turn.invalid_action ? ctx_->rollout.invalid_action_penalty : 0.0);
+  const bool penalized = ctx_->rollout.invalid_penalty_on == "format" ? !projected.valid : turn.invalid_action;
+  turn.reward = step.reward * ctx_->rollout.reward_scale -
+                (penalized ? ctx_->rollout.invalid_action_penalty : 0.0);
   traj_.reward += turn.reward;
   traj_.score = step.info.score;
   traj_.success = step.info.success;
@@ -158,6 +205,14 @@ std::optional<GenerationRequest> EpisodeRunner::on_generation(const GenerationRe
     return std::nullopt;
   }
   return next_turn(step.observation);
+}
+
+envs::Projection EpisodeRunner::project(const std::string& response) const {
+  if (ctx_->rollout.projection == "verl-agent") return envs::verl_agent_projection(response);
+  auto parsed = env_->extract_action(response);
+  // An unparseable response goes to the env as it is (the env answers with its
+  // own error observation).
+  return {parsed ? *parsed : response, parsed.has_value()};
 }
 
 std::optional<GenerationRequest> EpisodeRunner::next_turn(const std::string& observation) {

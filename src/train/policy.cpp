@@ -31,6 +31,9 @@ std::string collect_env_text(const envs::EnvSuite& suite, const std::string& spl
   std::string corpus;
   for (const std::string* t : {&prompt.system, &prompt.first_user, &prompt.next_user, &prompt.window_user})
     corpus += *t + "\n";
+  // Added after the others, and only when set, so that the corpus (and the
+  // tokenizer) of configs without it stays what it was.
+  if (!prompt.window_first_user.empty()) corpus += prompt.window_first_user + "\n";
   auto tasks = suite.tasks().ordered(split, seed);
   const auto policy = rollout::expert_policy(prompt);
   for (size_t i = 0; i < tasks.size() && static_cast<int64_t>(i) < episodes; ++i) {

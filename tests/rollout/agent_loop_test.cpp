@@ -142,6 +142,61 @@ TEST(AgentLoop, UnparseableResponseIsAnInvalidTurnWithPenalty) {
   EXPECT_FALSE(t.success);
 }
 
+TEST(AgentLoop, VerlAgentProjectionPenalisesFormatOnlyAndScalesTheReward) {
+  // verl-agent: a response without <think> is a format error (penalised) even
+  // when its action is fine; an action the env rejects is not penalised under
+  // invalid_penalty_on: format; the win pays reward_scale.
+  auto ctx = make_ctx("full");
+  ctx->rollout.projection = "verl-agent";
+  ctx->rollout.invalid_penalty_on = "format";
+  ctx->rollout.invalid_action_penalty = 0.1;
+  ctx->rollout.reward_scale = 10.0;
+  CountingSuite suite;
+  EpisodeSpec spec;
+  spec.task = suite.tasks().get("train", 0);  // counts to 2
+  EpisodeRunner runner(suite.make_env(), spec, ctx);
+  const std::vector<std::string> script = {"<action>INC</action>", "<think>t</think><action>dec</action>",
+                                           "<think>t</think><action>Inc</action>"};
+  size_t next = 0;
+  auto t = run_scripted_episode(runner, [&](envs::Env&) -> std::optional<std::string> {
+    if (next >= script.size()) return std::nullopt;
+    return script[next++];
+  });
+  ASSERT_EQ(t.turns.size(), 3u);
+  EXPECT_EQ(t.turns[0].action, "inc");  // lower-cased, applied although the format is invalid
+  EXPECT_TRUE(t.turns[0].invalid_action);
+  EXPECT_DOUBLE_EQ(t.turns[0].reward, -0.1);
+  EXPECT_TRUE(t.turns[1].invalid_action);  // the env rejects "dec": not a format error
+  EXPECT_DOUBLE_EQ(t.turns[1].reward, 0.0);
+  EXPECT_FALSE(t.turns[2].invalid_action);
+  EXPECT_DOUBLE_EQ(t.turns[2].reward, 10.0);
+  EXPECT_TRUE(t.success);
+  EXPECT_DOUBLE_EQ(t.reward, 9.9);
+}
+
+TEST(AgentLoop, WindowTemplatesFillHistoryAndAdmissibleFormatsInOnePass) {
+  auto ctx = make_ctx("window");
+  ctx->prompt.system = "";
+  ctx->prompt.window_first_user = "first {observation} [{admissible_actions}]";
+  ctx->prompt.window_user = "{prev_steps}/{history_length}: {history} | now {observation} {unknown}";
+  ctx->prompt.history_entry = "<{n}:{observation}->{action}>";
+  ctx->prompt.history_separator = ";";
+  ctx->prompt.admissible_item = "'{action}'";
+  ctx->prompt.admissible_separator = " / ";
+  ctx->rollout.window_turns = 2;
+  CountingSuite suite;
+  EpisodeSpec spec;
+  spec.task = suite.tasks().get("train", 2);  // counts to 4
+  EpisodeRunner runner(suite.make_env(), spec, ctx);
+  auto t = run_scripted_episode(runner, [](envs::Env&) -> std::optional<std::string> {
+    return std::string("<action>inc</action>");
+  });
+  ASSERT_EQ(t.turns.size(), 4u);
+  EXPECT_EQ(t.turns[0].user_message, "first count=0 ['inc']");
+  EXPECT_EQ(t.turns[1].user_message, "1/1: <1:count=0->inc> | now count=1 {unknown}");
+  EXPECT_EQ(t.turns[3].user_message, "3/2: <2:count=1->inc>;<3:count=2->inc> | now count=3 {unknown}");
+}
+
 TEST(RolloutPool, ThrowingEnvFailsOnlyItsEpisode) {
   for (bool deterministic : {true, false}) {
     auto ctx = make_ctx("full");

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "agentrl/envs/env.h"
+#include "agentrl/envs/projection.h"
 #include "agentrl/rollout/generator.h"
 #include "agentrl/rollout/rollout_config.h"
 #include "agentrl/rollout/trajectory.h"
@@ -75,6 +76,8 @@ class EpisodeRunner {
   std::string fill(const std::string& tmpl, const std::string& observation) const;
   std::string truncate_observation(const std::string& observation) const;
   std::string window_history() const;
+  std::string admissible_text() const;
+  envs::Projection project(const std::string& response) const;
   std::optional<GenerationRequest> make_request(std::vector<int32_t> new_context_tokens,
                                                 const std::string& observation, const std::string& user_message);
   std::optional<GenerationRequest> next_turn(const std::string& observation);

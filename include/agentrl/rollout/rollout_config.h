@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "agentrl/core/config.h"
 
@@ -27,6 +28,18 @@ struct PromptConfig {
   // Window mode: every step's single user message.
   std::string window_user =
       "Task: {task}\n{history}Step {step}. Observation: {observation}\nAdmissible actions: {admissible_actions}";
+  // Window mode: the user message of the first step ("" = window_user);
+  // verl-agent's ALFWorld prompt has no history part at step 1.
+  std::string window_first_user;
+  // Window mode: one history entry ({n} step number, {observation}, {action})
+  // and what joins the entries into {history}.
+  std::string history_entry = "Step {n}. Observation: {observation}\nAction: {action}\n";
+  std::string history_separator;
+  // How {admissible_actions} lists the actions: each as admissible_item
+  // ({action}), joined by admissible_separator, without admissible_exclude.
+  std::string admissible_item = "{action}";
+  std::string admissible_separator = ", ";
+  std::vector<std::string> admissible_exclude;
   // How a scripted expert phrases its response (used for demos).
   std::string expert_response = "<think>{thought}</think><action>{action}</action>";
   bool show_admissible_actions = true;
@@ -35,7 +48,15 @@ struct PromptConfig {
     v.field("system", system, "system prompt (empty = no system message)");
     v.field("first_user", first_user, "first user message; placeholders {task} {observation} {admissible_actions} {step}");
     v.field("next_user", next_user, "full mode: user message after each action");
-    v.field("window_user", window_user, "window mode: the user message of every step (adds {history})");
+    v.field("window_user", window_user,
+            "window mode: the user message of every step (adds {history}, {history_length} = entries in it, "
+            "{prev_steps} = steps taken)");
+    v.field("window_first_user", window_first_user, "window mode: the user message of step 1 (empty = window_user)");
+    v.field("history_entry", history_entry, "window mode: one step of {history} ({n}, {observation}, {action})");
+    v.field("history_separator", history_separator, "window mode: text between the entries of {history}");
+    v.field("admissible_item", admissible_item, "one action in {admissible_actions} ({action})");
+    v.field("admissible_separator", admissible_separator, "text between the actions of {admissible_actions}");
+    v.field("admissible_exclude", admissible_exclude, "actions left out of {admissible_actions} (e.g. help)");
     v.field("expert_response", expert_response, "response format of the scripted expert ({thought}, {action})");
     v.field("show_admissible_actions", show_admissible_actions, "fill {admissible_actions} (else empty)");
   }
@@ -55,6 +76,9 @@ struct RolloutConfig {
   int64_t top_k = 0;
   double eval_temperature = 0.0;   // 0 = greedy evaluation
   double invalid_action_penalty = 0.0;  // subtracted from the reward per invalid action
+  std::string invalid_penalty_on = "any";  // any: format or env-rejected actions; format: unparseable responses only
+  std::string projection = "env";  // response -> action: env (env.extract_action) | verl-agent (envs/projection.h)
+  double reward_scale = 1.0;       // env rewards are multiplied by this (verl-agent: 10 for a win)
   int64_t concurrency = 64;        // episodes in flight at once
   double episode_timeout_s = 600;  // wall-clock limit per episode; beyond it the episode fails
   bool deterministic = true;       // lock-step turns: bit-exact reproducible rollouts
@@ -76,6 +100,16 @@ struct RolloutConfig {
     v.field("top_k", top_k, "top-k sampling (0 = off)", config::Range::at_least(0));
     v.field("eval_temperature", eval_temperature, "sampling temperature at evaluation (0 = greedy)", config::Range::at_least(0));
     v.field("invalid_action_penalty", invalid_action_penalty, "reward penalty per invalid action", config::Range::at_least(0));
+    v.field("invalid_penalty_on", invalid_penalty_on,
+            "what the penalty counts: any (unparseable responses and actions the env rejects) or format "
+            "(unparseable responses only, as verl-agent)",
+            {"any", "format"});
+    v.field("projection", projection,
+            "response -> env action: env (the env's parser) or verl-agent (lower-cased first <action> block, "
+            "<think> required, CJK invalid, invalid responses send their last 30 characters)",
+            {"env", "verl-agent"});
+    v.field("reward_scale", reward_scale, "env rewards are multiplied by this before penalties (verl-agent: 10)",
+            config::Range::positive());
     v.field("concurrency", concurrency, "episodes in flight at once", config::Range::at_least(1));
     v.field("episode_timeout_s", episode_timeout_s,
             "time limit of one episode in seconds: its env time in deterministic (lock-step) mode, its wall time "

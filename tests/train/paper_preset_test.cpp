@@ -1,0 +1,132 @@
+// Golden test of configs/paper/gigpo_alfworld_qwen2.5_1.5b.yaml: the prompts
+// the rollout renders equal, string for string, what verl-agent's ALFWorld
+// templates produce for the same state. The expected text is built here from
+// the original's templates and formatting (verl-agent d0b9724:
+// agent_system/environments/prompts/alfworld.py, env_manager.py
+// AlfWorldEnvironmentManager.build_text_obs, memory/memory.py
+// SimpleMemory.fetch), applied to the observations and admissible actions of
+// a replica of the episode's env.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "agentrl/core/strings.h"
+#include "agentrl/envs/registry.h"
+#include "agentrl/rollout/agent_loop.h"
+#include "agentrl/train/experiment_config.h"
+#include "rollout/rollout_test_support.h"
+
+namespace agentrl::train {
+namespace {
+
+const std::string kPreset = std::string(AGENTRL_SOURCE_DIR) + "/configs/paper/gigpo_alfworld_qwen2.5_1.5b.yaml";
+
+// verl-agent's ALFWORLD_TEMPLATE_NO_HIS and ALFWORLD_TEMPLATE (Python
+// triple-quoted strings: they start and end with a newline; the reasoning
+// line ends with a space).
+const std::string kNoHis =
+    "\nYou are an expert agent operating in the ALFRED Embodied Environment.\n"
+    "Your current observation is: {current_observation}\n"
+    "Your admissible actions of the current situation are: [{admissible_actions}].\n"
+    "\n"
+    "Now it's your turn to take an action.\n"
+    "You should first reason step-by-step about the current situation. This reasoning process MUST be enclosed "
+    "within <think> </think> tags. \n"
+    "Once you've finished your reasoning, you should choose an admissible action for current step and present it "
+    "within <action> </action> tags.\n";
+const std::string kWithHis =
+    "\nYou are an expert agent operating in the ALFRED Embodied Environment. Your task is to: {task_description}\n"
+    "Prior to this step, you have already taken {step_count} step(s). Below are the most recent {history_length} "
+    "observations and the corresponding actions you took: {action_history}\n"
+    "You are now at step {current_step} and your current observation is: {current_observation}\n"
+    "Your admissible actions of the current situation are: [{admissible_actions}].\n"
+    "\n"
+    "Now it's your turn to take an action.\n"
+    "You should first reason step-by-step about the current situation. This reasoning process MUST be enclosed "
+    "within <think> </think> tags. \n"
+    "Once you've finished your reasoning, you should choose an admissible action for current step and present it "
+    "within <action> </action> tags.\n";
+
+// Python's str.format for the named fields used above (values inserted once).
+std::string py_format(const std::string& t, const std::map<std::string, std::string>& kv) {
+  std::string out;
+  for (size_t i = 0; i < t.size();) {
+    if (t[i] == '{') {
+      size_t close = t.find('}', i);
+      out += kv.at(t.substr(i + 1, close - i - 1));
+      i = close + 1;
+    } else {
+      out += t[i++];
+    }
+  }
+  return out;
+}
+
+// "\n ".join(f"'{s}'" for s in admissible if s != 'help')
+std::string admissible(const envs::Env& env) {
+  std::string out;
+  for (const auto& a : env.admissible_actions()) {
+    if (a == "help") continue;
+    out += (out.empty() ? "" : "\n ") + ("'" + a + "'");
+  }
+  return out;
+}
+
+TEST(PaperPreset, VerlAgentAlfworldPromptsMatchTheOriginalTemplatesStringForString) {
+  auto cfg = load_experiment_config(kPreset, {});
+  auto suite = envs::make_env_suite(cfg.env.name, cfg.envs);
+  auto ctx = std::make_shared<rollout::AgentContext>();
+  ctx->rollout = cfg.rollout;
+  ctx->prompt = cfg.prompt;
+  ctx->tokenizer = std::make_shared<agentrl::testing::ByteTokenizer>();
+  ctx->chat = text::ChatTemplate::create("chatml", ctx->tokenizer, "");
+  rollout::EpisodeSpec spec;
+  spec.task = suite->tasks().get("valid_seen", 4);
+  spec.env_seed = 11;
+  rollout::EpisodeRunner runner(suite->make_env(), spec, ctx);
+  auto traj = rollout::run_scripted_episode(runner, rollout::expert_policy(cfg.prompt));
+  ASSERT_GE(traj.turns.size(), 4u) << "the expert's episode is too short for the test";
+
+  // Replay the episode in a replica: the original's view of every state.
+  auto env = suite->make_env();
+  const std::string obs0 = env->reset(spec.task, spec.env_seed);
+  const std::string task = obs0.substr(obs0.find("Your task is to: ") + 17);
+  std::vector<std::string> obs = {obs0}, acts;
+  for (size_t k = 0; k < 4; ++k) {
+    const std::string adm = admissible(*env);
+    std::string expected;
+    if (k == 0) {
+      expected = py_format(kNoHis, {{"current_observation", obs0}, {"admissible_actions", adm}});
+    } else {
+      const size_t begin = k > 2 ? k - 2 : 0;  // history_length 2
+      std::string history;
+      for (size_t j = begin; j < k; ++j)
+        history += (j > begin ? "\n" : "") + ("[Observation " + std::to_string(j + 1) + ": '" + obs[j] + "', Action " +
+                                              std::to_string(j + 1) + ": '" + acts[j] + "']");
+      expected = py_format(kWithHis, {{"task_description", strings::trim(task)},
+                                      {"step_count", std::to_string(k)},
+                                      {"history_length", std::to_string(k - begin)},
+                                      {"action_history", history},
+                                      {"current_step", std::to_string(k + 1)},
+                                      {"current_observation", obs[k]},
+                                      {"admissible_actions", adm}});
+    }
+    EXPECT_EQ(traj.turns[k].user_message, expected) << "step " << k + 1;
+    // The projected (lower-cased) action goes into the env and the history.
+    acts.push_back(traj.turns[k].action);
+    obs.push_back(env->step(acts.back()).observation);
+  }
+  // Each step is one user message under Qwen2.5's chat template, whose
+  // default system message the preset spells out.
+  const std::string rendered = ctx->tokenizer->decode(traj.turns[2].context_tokens, false);
+  EXPECT_EQ(rendered, "<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant."
+                      "<|im_end|>\n<|im_start|>user\n" + traj.turns[2].user_message +
+                      "<|im_end|>\n<|im_start|>assistant\n");
+  // The expert's responses have the protocol's format: no penalty; a win pays 10.
+  for (const auto& t : traj.turns) EXPECT_GE(t.reward, 0.0);
+  EXPECT_TRUE(traj.success);
+  EXPECT_DOUBLE_EQ(traj.reward, 10.0);
+}
+
+}  // namespace
+}  // namespace agentrl::train
