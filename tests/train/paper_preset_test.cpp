@@ -130,3 +130,34 @@ TEST(PaperPreset, VerlAgentAlfworldPromptsMatchTheOriginalTemplatesStringForStri
 
 }  // namespace
 }  // namespace agentrl::train
+
+namespace agentrl::train {
+namespace {
+
+TEST(PaperPreset, The7BPresetKeepsTheProtocolOfThe15BOne) {
+  auto small = load_experiment_config(kPreset, {});
+  auto big = load_experiment_config(std::string(AGENTRL_SOURCE_DIR) + "/configs/paper/gigpo_alfworld_qwen2.5_7b.yaml", {});
+  EXPECT_EQ(big.model.path, "models/Qwen2.5-7B-Instruct");
+  const auto& a = small.prompt;
+  const auto& b = big.prompt;
+  EXPECT_EQ(a.system, b.system);
+  EXPECT_EQ(a.window_first_user, b.window_first_user);
+  EXPECT_EQ(a.window_user, b.window_user);
+  EXPECT_EQ(a.history_entry, b.history_entry);
+  EXPECT_EQ(a.admissible_separator, b.admissible_separator);
+  EXPECT_EQ(a.admissible_exclude, b.admissible_exclude);
+  const auto& r = small.rollout;
+  const auto& q = big.rollout;
+  EXPECT_EQ(r.projection, q.projection);
+  EXPECT_EQ(r.reward_scale, q.reward_scale);
+  EXPECT_EQ(r.invalid_penalty_on, q.invalid_penalty_on);
+  EXPECT_EQ(r.max_new_tokens, q.max_new_tokens);
+  EXPECT_EQ(r.max_context_tokens, q.max_context_tokens);
+  EXPECT_EQ(r.observation_token_budget, q.observation_token_budget);
+  EXPECT_EQ(r.eval_temperature, q.eval_temperature);
+  EXPECT_EQ(small.trainer.optim.lr, big.trainer.optim.lr);
+  EXPECT_EQ(small.algorithm.adv_estimator, big.algorithm.adv_estimator);
+}
+
+}  // namespace
+}  // namespace agentrl::train
