@@ -18,6 +18,7 @@
 #include "agentrl/model/hf_config.h"
 #include "agentrl/model/lora.h"
 #include "atomic_file.h"
+#include "tensor_mismatch.h"
 
 namespace agentrl::model {
 
@@ -30,12 +31,7 @@ const std::vector<std::string> kTokenizerFiles = {
 
 namespace {
 
-std::string shape_text(torch::IntArrayRef s) {
-  std::string out = "[";
-  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
-  return out + "]";
-}
-
+using detail::shape_text;
 using strings::ends_with;
 
 }  // namespace
@@ -43,12 +39,12 @@ using strings::ends_with;
 void load_state_dict(torch::nn::Module& m, const SafetensorsSet& st, const LoadOptions& opts) {
   std::vector<std::pair<std::string, torch::Tensor>> targets;  // (name, destination)
   std::set<std::string> known;
-  std::vector<std::string> missing, wrong_shape, unexpected;
+  detail::TensorMismatch mismatch;
   for (const auto& item : m.named_parameters(/*recurse=*/true)) {
     if (is_lora_parameter_name(item.key())) continue;  // adapters load from PEFT's format (lora_peft.h)
     known.insert(item.key());
     if (!st.contains(item.key())) {
-      if (!(opts.tie_word_embeddings && item.key() == "lm_head.weight")) missing.push_back(item.key());
+      if (!(opts.tie_word_embeddings && item.key() == "lm_head.weight")) mismatch.missing.push_back(item.key());
       continue;
     }
     targets.emplace_back(item.key(), item.value());
@@ -57,25 +53,13 @@ void load_state_dict(torch::nn::Module& m, const SafetensorsSet& st, const LoadO
     known.insert(item.key());
     if (st.contains(item.key())) targets.emplace_back(item.key(), item.value());
   }
-  for (const auto& [name, dst] : targets) {
-    std::vector<int64_t> shape = st.info(name).shape;
-    if (torch::IntArrayRef(shape) != dst.sizes())
-      wrong_shape.push_back(name + " (checkpoint " + shape_text(shape) + ", model " + shape_text(dst.sizes()) + ")");
-  }
+  for (const auto& [name, dst] : targets) mismatch.check_shape(name, "checkpoint", st.info(name).shape, dst.sizes());
   for (const std::string& name : st.names()) {
     if (known.count(name) || ends_with(name, "rotary_emb.inv_freq")) continue;
     if (opts.tie_word_embeddings && name == "lm_head.weight") continue;
-    unexpected.push_back(name);
+    mismatch.unexpected.push_back(name);
   }
-  if (!missing.empty() || !wrong_shape.empty() || !unexpected.empty()) {
-    std::ostringstream msg;
-    msg << st.source() << ": checkpoint does not match the model (" << missing.size() << " missing, "
-        << unexpected.size() << " unexpected, " << wrong_shape.size() << " wrongly shaped tensors)";
-    for (const auto& n : missing) msg << "\n  missing: " << n;
-    for (const auto& n : unexpected) msg << "\n  unexpected: " << n;
-    for (const auto& n : wrong_shape) msg << "\n  wrong shape: " << n;
-    throw FormatError(msg.str());
-  }
+  mismatch.throw_if_any(st.source(), "checkpoint does not match the model");
   torch::NoGradGuard no_grad;
   for (auto& [name, dst] : targets) dst.copy_(st.tensor(name));  // converts dtype, moves device
 }

@@ -11,6 +11,7 @@
 #include "agentrl/core/strings.h"
 #include "agentrl/model/safetensors.h"
 #include "atomic_file.h"
+#include "tensor_mismatch.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -57,12 +58,6 @@ std::vector<std::string> read_targets(const json& j, const std::string& file) {
 LoraInit read_init(const json& j) {
   if (j.contains("init_lora_weights") && j.at("init_lora_weights") == "gaussian") return LoraInit::kGaussian;
   return LoraInit::kDefault;  // true, false or another scheme: only the start differs, the loaded weights rule
-}
-
-std::string shape_text(const std::vector<int64_t>& shape) {
-  std::vector<std::string> dims;
-  for (auto d : shape) dims.push_back(std::to_string(d));
-  return "[" + strings::join(dims, ", ") + "]";
 }
 
 }  // namespace
@@ -178,29 +173,19 @@ void load_peft_adapter(torch::nn::Module& model, const std::string& dir) {
   auto named = named_lora_parameters(model);
   if (named.empty()) throw Error("cannot load the PEFT adapter " + dir + ": the model has no LoRA adapters attached");
   std::set<std::string> expected;
-  std::vector<std::string> missing, wrong_shape, unexpected;
+  detail::TensorMismatch mismatch;
   for (const auto& [name, t] : named) {
     const std::string key = peft_key(name);
     expected.insert(key);
     if (!st.contains(key)) {
-      missing.push_back(key);
+      mismatch.missing.push_back(key);
       continue;
     }
-    const std::vector<int64_t> shape = st.info(key).shape;
-    if (torch::IntArrayRef(shape) != t.sizes())
-      wrong_shape.push_back(key + " (adapter " + shape_text(shape) + ", model " + shape_text(t.sizes().vec()) + ")");
+    mismatch.check_shape(key, "adapter", st.info(key).shape, t.sizes());
   }
   for (const auto& key : st.names())
-    if (!expected.count(key)) unexpected.push_back(key);
-  if (!missing.empty() || !wrong_shape.empty() || !unexpected.empty()) {
-    std::ostringstream msg;
-    msg << file << ": the adapter does not match the model's adapters (" << missing.size() << " missing, "
-        << unexpected.size() << " unexpected, " << wrong_shape.size() << " wrongly shaped tensors)";
-    for (const auto& n : missing) msg << "\n  missing: " << n;
-    for (const auto& n : unexpected) msg << "\n  unexpected: " << n;
-    for (const auto& n : wrong_shape) msg << "\n  wrong shape: " << n;
-    throw FormatError(msg.str());
-  }
+    if (!expected.count(key)) mismatch.unexpected.push_back(key);
+  mismatch.throw_if_any(file, "the adapter does not match the model's adapters");
   torch::NoGradGuard no_grad;
   for (auto& [name, t] : named) t.copy_(st.tensor(peft_key(name)));
 }

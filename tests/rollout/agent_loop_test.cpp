@@ -18,15 +18,7 @@ using testing::CountingEnv;
 using testing::CountingSuite;
 using testing::ScriptedGenerator;
 
-std::shared_ptr<AgentContext> make_ctx(const std::string& mode) {
-  auto ctx = std::make_shared<AgentContext>();
-  ctx->rollout.context_mode = mode;
-  ctx->rollout.max_context_tokens = 100000;
-  ctx->rollout.episode_timeout_s = 1.0;
-  ctx->tokenizer = std::make_shared<ByteTokenizer>();
-  ctx->chat = text::ChatTemplate::create("chatml", ctx->tokenizer, "");
-  return ctx;
-}
+std::shared_ptr<AgentContext> make_ctx(const std::string& mode) { return testing::make_byte_agent_context(mode); }
 
 std::vector<EpisodeSpec> specs(int tasks, int group) {
   CountingSuite suite;

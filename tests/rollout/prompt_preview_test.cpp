@@ -13,14 +13,7 @@ namespace {
 using testing::ByteTokenizer;
 using testing::CountingSuite;
 
-std::shared_ptr<AgentContext> make_ctx(const std::string& mode) {
-  auto ctx = std::make_shared<AgentContext>();
-  ctx->rollout.context_mode = mode;
-  ctx->rollout.max_context_tokens = 100000;
-  ctx->tokenizer = std::make_shared<ByteTokenizer>();
-  ctx->chat = text::ChatTemplate::create("chatml", ctx->tokenizer, "");
-  return ctx;
-}
+std::shared_ptr<AgentContext> make_ctx(const std::string& mode) { return testing::make_byte_agent_context(mode); }
 
 struct Preview {
   PreviewSummary summary;

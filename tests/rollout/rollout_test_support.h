@@ -10,6 +10,7 @@
 
 #include "agentrl/envs/env.h"
 #include "agentrl/model/transformer.h"
+#include "agentrl/rollout/agent_loop.h"
 #include "agentrl/rollout/generator.h"
 #include "agentrl/text/tokenizer.h"
 
@@ -66,6 +67,18 @@ class ByteTokenizer : public text::Tokenizer {
     return id == kImStart ? "<|im_start|>" : id == kImEnd ? "<|im_end|>" : "<|endoftext|>";
   }
 };
+
+// An agent context over ByteTokenizer + ChatML in `mode` (full | window),
+// with a roomy context limit and a 1 s episode timeout.
+inline std::shared_ptr<rollout::AgentContext> make_byte_agent_context(const std::string& mode) {
+  auto ctx = std::make_shared<rollout::AgentContext>();
+  ctx->rollout.context_mode = mode;
+  ctx->rollout.max_context_tokens = 100000;
+  ctx->rollout.episode_timeout_s = 1.0;
+  ctx->tokenizer = std::make_shared<ByteTokenizer>();
+  ctx->chat = text::ChatTemplate::create("chatml", ctx->tokenizer, "");
+  return ctx;
+}
 
 // Counts up to a target: action "inc" adds one, anything else is invalid.
 class CountingEnv : public envs::Env {

@@ -35,13 +35,11 @@ struct RankZeroOfTwo {
   }
 };
 
-TEST(TrainerOverAFakeGroup, EveryCollectiveOfATwoRankRunIsOnTheGroupsDevice) {
-  RankZeroOfTwo env;
-  const auto dir = fs::temp_directory_path() / ("agentrl_fake_group_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  auto cfg = load_experiment_config(std::string(AGENTRL_SOURCE_DIR) + "/tests/data/tiny_alfworld.yaml",
-                                    {"runtime.output_dir=" + dir.string(), "trainer.iterations=2",
-                                     "model.dtype=bfloat16"});
+// Runs the trainer as rank 0 of 2 over a MirrorBackend; returns the backend
+// (with its record of calls), null if the trainer never made a group; the
+// run's summary into `summary` when given.
+c10::intrusive_ptr<dist::testing::MirrorBackend> run_over_mirror(const ExperimentConfig& cfg,
+                                                                  TrainSummary* summary = nullptr) {
   c10::intrusive_ptr<dist::testing::MirrorBackend> backend;
   TrainOptions opt;
   opt.make_process_group = [&](const dist::Rendezvous& rv, torch::Device device, std::chrono::milliseconds) {
@@ -49,8 +47,20 @@ TEST(TrainerOverAFakeGroup, EveryCollectiveOfATwoRankRunIsOnTheGroupsDevice) {
     return std::make_unique<dist::ProcessGroup>(backend, rv.rank, rv.world_size, device, "mirror");
   };
   Trainer trainer(cfg, opt);
-  const auto summary = trainer.run();
-  EXPECT_EQ(summary.iterations_done, 2);
+  const auto s = trainer.run();
+  EXPECT_EQ(s.iterations_done, 2);
+  if (summary) *summary = s;
+  return backend;
+}
+
+TEST(TrainerOverAFakeGroup, EveryCollectiveOfATwoRankRunIsOnTheGroupsDevice) {
+  RankZeroOfTwo env;
+  const auto dir = fs::temp_directory_path() / ("agentrl_fake_group_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  auto cfg = load_experiment_config(std::string(AGENTRL_SOURCE_DIR) + "/tests/data/tiny_alfworld.yaml",
+                                    {"runtime.output_dir=" + dir.string(), "trainer.iterations=2",
+                                     "model.dtype=bfloat16"});
+  auto backend = run_over_mirror(cfg);
   ASSERT_TRUE(backend);
   std::map<std::string, int> ops;
   int statistics = 0, fp32_buckets = 0;
@@ -85,15 +95,8 @@ TEST(TrainerOverAFakeGroup, ALoraRunReducesAndShardsTheAdaptersOnly) {
     model::attach_lora(*m, lora_options(cfg));
     for (const auto& p : model::lora_parameters(*m)) adapter_elements += p.numel();
   }
-  c10::intrusive_ptr<dist::testing::MirrorBackend> backend;
-  TrainOptions opt;
-  opt.make_process_group = [&](const dist::Rendezvous& rv, torch::Device device, std::chrono::milliseconds) {
-    backend = c10::make_intrusive<dist::testing::MirrorBackend>(device);
-    return std::make_unique<dist::ProcessGroup>(backend, rv.rank, rv.world_size, device, "mirror");
-  };
-  Trainer trainer(cfg, opt);
-  const auto summary = trainer.run();
-  EXPECT_EQ(summary.iterations_done, 2);
+  TrainSummary summary;
+  auto backend = run_over_mirror(cfg, &summary);
   ASSERT_TRUE(backend);
   int64_t reduced = 0;
   for (const auto& c : backend->calls)
