@@ -4,12 +4,11 @@
 // chat template and prompt templates (rollout/prompt_preview.h).
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include "agentrl/cli/command.h"
 #include "agentrl/core/error.h"
+#include "agentrl/core/fs.h"
 #include "agentrl/core/logging.h"
 #include "agentrl/envs/env_tools.h"
 #include "agentrl/envs/registry.h"
@@ -33,11 +32,7 @@ struct PromptArgs {
 };
 
 std::vector<std::string> read_responses(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw IoError("--responses: cannot read " + path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  auto out = rollout::split_responses(ss.str());
+  auto out = rollout::split_responses(read_file(path));  // IoError names the file and the reason
   if (out.empty()) throw UsageError("--responses: " + path + " holds no responses");
   return out;
 }
@@ -71,6 +66,16 @@ void run_prompt(const PromptArgs& a) {
   const std::string split =
       !a.split.empty() ? a.split : !cfg.env.eval_split.empty() ? cfg.env.eval_split : suite->eval_split();
   envs::Task task = envs::pick_task(*suite, split, a.task, a.seed);
+  // Read before the tokenizer is trained: a bad file fails at once.
+  rollout::ScriptedResponses responses = rollout::expert_policy(cfg.prompt);
+  if (!a.responses.empty()) {
+    auto list = std::make_shared<std::vector<std::string>>(read_responses(a.responses));
+    auto next = std::make_shared<size_t>(0);
+    responses = [list, next](envs::Env&) -> std::optional<std::string> {
+      if (*next >= list->size()) return std::nullopt;
+      return (*list)[(*next)++];
+    };
+  }
   ScratchDir scratch;
   if (cfg.tokenizer.train)
     std::cerr << "(tokenizer.train: trained the config's tokenizer in a scratch directory, as a run would; "
@@ -83,15 +88,6 @@ void run_prompt(const PromptArgs& a) {
   spec.env_seed = a.seed;
   spec.episode_id = "prompt";
   rollout::EpisodeRunner runner(suite->make_env(), spec, ctx);
-  rollout::ScriptedResponses responses = rollout::expert_policy(cfg.prompt);
-  if (!a.responses.empty()) {
-    auto list = std::make_shared<std::vector<std::string>>(read_responses(a.responses));
-    auto next = std::make_shared<size_t>(0);
-    responses = [list, next](envs::Env&) -> std::optional<std::string> {
-      if (*next >= list->size()) return std::nullopt;
-      return (*list)[(*next)++];
-    };
-  }
   std::cout << "[" << suite->name() << " " << split << " #" << task.index << " " << task.id << ", context mode "
             << cfg.rollout.context_mode << ", chat template " << cfg.tokenizer.chat_template << ", responses: "
             << (a.responses.empty() ? "the expert's" : a.responses) << "]\n";

@@ -87,7 +87,7 @@ TEST(Cli, EnvPromptPlaysTheResponsesOfAFileAndNamesAMissingOne) {
   auto missing = run_agentrl(std::string("env prompt ") + AGENTRL_SOURCE_DIR +
                              "/configs/quickstart.yaml --responses /nonexistent/responses.txt");
   EXPECT_NE(missing.exit_code, 0);
-  EXPECT_NE(missing.output.find("/nonexistent/responses.txt"), std::string::npos) << missing.output;
+  EXPECT_NE(missing.output.find("cannot read '/nonexistent/responses.txt'"), std::string::npos) << missing.output;
 }
 
 TEST(Cli, UnknownConfigKeyExitsTwoWithFileLineAndSuggestion) {
