@@ -10,6 +10,7 @@
 
 #include "agentrl/cli/command.h"
 #include "agentrl/core/error.h"
+#include "agentrl/core/malloc_tuning.h"
 
 namespace agentrl::cli {
 namespace {
@@ -44,6 +45,8 @@ void wait_for_termination_signal() {
 }  // namespace agentrl::cli
 
 int main(int argc, char** argv) {
+  // Before anything allocates: CPU tensors' memory is reused, not re-faulted.
+  agentrl::tune_malloc_for_tensor_reuse();
   CLI::App app{"agentrl: reinforcement learning for LLM agents (native C++ / LibTorch)", "agentrl"};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Show help for all subcommands");

@@ -17,27 +17,68 @@ torch::Tensor softmax_like_hf(const torch::Tensor& scores) {
   return torch::softmax(scores, -1, compute).to(scores.scalar_type());
 }
 
+// 0 where a key may be seen, -inf where not, in the scores' dtype.
+torch::Tensor mask_bias(const torch::Tensor& allowed, torch::Dtype dtype) {
+  auto zero = torch::zeros({}, torch::TensorOptions().dtype(dtype).device(allowed.device()));
+  return zero.masked_fill(allowed.logical_not(), -std::numeric_limits<double>::infinity());
+}
+
+}  // namespace
+
+namespace {
+
+// One block of queries against its keys: qb [B, Hkv, G*n, D] (the G query
+// heads of a KV head folded into the rows, g-major), kb/vb [B, Hkv, e, D],
+// allowed [B, n, e]. Returns [B, Hkv, G, n, D].
+torch::Tensor attend_block(const torch::Tensor& qb, const torch::Tensor& kb, const torch::Tensor& vb,
+                           const torch::Tensor& allowed, int64_t G) {
+  const int64_t B = qb.size(0), Hkv = qb.size(1), D = qb.size(3);
+  const int64_t n = allowed.size(1), e = allowed.size(2);
+  const double scale = 1.0 / std::sqrt(static_cast<double>(D));
+  auto scores = torch::matmul(qb, kb.transpose(-1, -2)).view({B, Hkv, G, n, e});
+  // bias + scale * scores in one pass, the mask as an additive bias built
+  // once for all heads: on the score tensor, the largest of the step, that
+  // leaves one matmul, one add and the softmax, where scale + masked_fill
+  // cost two passes each way. Where a key is allowed the bias is 0, so each
+  // score is rounded once from scale * s, exactly as HF's and the engine's
+  // separate scaling rounds it (bf16 log-probs of trainer and engine agree).
+  // Out of place: an in-place add on this view of the matmul output would
+  // make autograd copy the whole score tensor back (CopySlices).
+  scores = torch::add(mask_bias(allowed, scores.scalar_type()).reshape({B, 1, 1, n, e}), scores, scale);
+  auto probs = softmax_like_hf(scores).view({B, Hkv, G * n, e});
+  return torch::matmul(probs, vb).view({B, Hkv, G, n, D});
+}
+
 }  // namespace
 
 torch::Tensor grouped_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
                                 const torch::Tensor& allowed, int64_t query_block) {
   const int64_t B = q.size(0), Hq = q.size(1), T = q.size(2), D = q.size(3);
   const int64_t Hkv = k.size(1), G = Hq / Hkv;
-  const double scale = 1.0 / std::sqrt(static_cast<double>(D));
   auto qg = q.reshape({B, Hkv, G, T, D});
   std::vector<torch::Tensor> outs;
   for (int64_t s = 0; s < T; s += query_block) {
     const int64_t n = std::min(query_block, T - s), e = s + n;  // causal: block sees keys [0, e)
     auto qb = qg.narrow(3, s, n).reshape({B, Hkv, G * n, D});
-    auto kb = k.narrow(2, 0, e), vb = v.narrow(2, 0, e);
-    auto scores = torch::matmul(qb, kb.transpose(-1, -2)).mul_(scale).view({B, Hkv, G, n, e});
-    auto mask = allowed.narrow(1, s, n).narrow(2, 0, e).unsqueeze(1).unsqueeze(1);  // [B,1,1,n,e]
-    scores = scores.masked_fill(mask.logical_not(), -std::numeric_limits<double>::infinity());
-    auto probs = softmax_like_hf(scores).view({B, Hkv, G * n, e});
-    outs.push_back(torch::matmul(probs, vb).view({B, Hkv, G, n, D}));
+    outs.push_back(attend_block(qb, k.narrow(2, 0, e), v.narrow(2, 0, e), allowed.narrow(1, s, n).narrow(2, 0, e), G));
   }
   auto out = outs.size() == 1 ? outs[0] : torch::cat(outs, 3);
   return out.reshape({B, Hq, T, D});
+}
+
+torch::Tensor masked_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                               const torch::Tensor& allowed, int64_t query_block) {
+  const int64_t B = q.size(0), Hq = q.size(1), Q = q.size(2), D = q.size(3);
+  const int64_t Hkv = k.size(1), G = Hq / Hkv;
+  auto qg = q.reshape({B, Hkv, G, Q, D});
+  std::vector<torch::Tensor> outs;
+  for (int64_t s = 0; s < Q; s += query_block) {
+    const int64_t n = std::min(query_block, Q - s);
+    auto qb = qg.narrow(3, s, n).reshape({B, Hkv, G * n, D});
+    outs.push_back(attend_block(qb, k, v, allowed.narrow(1, s, n), G));
+  }
+  auto out = outs.size() == 1 ? outs[0] : torch::cat(outs, 3);
+  return out.reshape({B, Hq, Q, D});
 }
 
 torch::Tensor cached_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v) {
@@ -84,26 +125,38 @@ AttentionImpl::AttentionImpl(const ModelArgs& args)
   }
 }
 
+namespace {
+
+// [..., H] activations' leading dims + (heads, head_dim).
+std::vector<int64_t> head_shape(const torch::Tensor& x, int64_t heads, int64_t head_dim) {
+  auto s = x.sizes().vec();
+  s.pop_back();
+  s.push_back(heads);
+  s.push_back(head_dim);
+  return s;
+}
+
+}  // namespace
+
+torch::Tensor AttentionImpl::project_q(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin) {
+  auto q = q_proj(x).view(head_shape(x, num_heads, head_dim));
+  if (q_norm) q = q_norm(q);  // Qwen3: per-head RMSNorm before RoPE
+  // cos/sin [..., D] -> [..., 1, D] to broadcast over heads.
+  return apply_rope(q, cos.unsqueeze(-2), sin.unsqueeze(-2));
+}
+
+void AttentionImpl::project_kv(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin,
+                               torch::Tensor& k, torch::Tensor& v) {
+  k = k_proj(x).view(head_shape(x, num_kv_heads, head_dim));
+  v = v_proj(x).view(head_shape(x, num_kv_heads, head_dim));
+  if (k_norm) k = k_norm(k);
+  k = apply_rope(k, cos.unsqueeze(-2), sin.unsqueeze(-2));
+}
+
 void AttentionImpl::project(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin,
                             torch::Tensor& q, torch::Tensor& k, torch::Tensor& v) {
-  auto lead = x.sizes().vec();
-  lead.pop_back();
-  auto shape = [&](int64_t heads) {
-    auto s = lead;
-    s.push_back(heads);
-    s.push_back(head_dim);
-    return s;
-  };
-  q = q_proj(x).view(shape(num_heads));
-  k = k_proj(x).view(shape(num_kv_heads));
-  v = v_proj(x).view(shape(num_kv_heads));
-  if (q_norm) {  // Qwen3: per-head RMSNorm before RoPE
-    q = q_norm(q);
-    k = k_norm(k);
-  }
-  // cos/sin [..., D] -> [..., 1, D] to broadcast over heads.
-  q = apply_rope(q, cos.unsqueeze(-2), sin.unsqueeze(-2));
-  k = apply_rope(k, cos.unsqueeze(-2), sin.unsqueeze(-2));
+  q = project_q(x, cos, sin);
+  project_kv(x, cos, sin, k, v);
 }
 
 torch::Tensor AttentionImpl::forward(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin,
@@ -114,6 +167,21 @@ torch::Tensor AttentionImpl::forward(const torch::Tensor& x, const torch::Tensor
   auto out = grouped_attention(q.transpose(1, 2), k.transpose(1, 2).contiguous(), v.transpose(1, 2).contiguous(),
                                allowed);                      // [B,Hq,T,D]
   out = out.transpose(1, 2).reshape({B, T, num_heads * head_dim});
+  return o_proj(out);
+}
+
+torch::Tensor AttentionImpl::forward_rows(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin,
+                                          const torch::Tensor& allowed, const torch::Tensor& rows) {
+  const int64_t B = x.size(0), Q = rows.size(1);
+  torch::Tensor k, v;
+  project_kv(x, cos, sin, k, v);  // every token's keys and values: the rows attend to them
+  auto take = [&](const torch::Tensor& t) {  // [B,T,C] -> [B,Q,C]
+    return t.gather(1, rows.unsqueeze(-1).expand({B, Q, t.size(2)}));
+  };
+  auto q = project_q(take(x), take(cos), take(sin));  // [B,Q,Hq,D]
+  auto out = masked_attention(q.transpose(1, 2), k.transpose(1, 2).contiguous(), v.transpose(1, 2).contiguous(),
+                              take(allowed));  // [B,Hq,Q,D]
+  out = out.transpose(1, 2).reshape({B, Q, num_heads * head_dim});
   return o_proj(out);
 }
 

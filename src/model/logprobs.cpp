@@ -126,15 +126,43 @@ torch::Tensor position_ids_from_mask(const torch::Tensor& attention_mask) {
   return (m.cumsum(1) - 1).clamp_min(0).mul(m);
 }
 
+namespace {
+
+// For each row b, the time indices t-1 of its wanted positions t (ascending),
+// padded with 0 to the longest row's count (at least 1, so that the graph
+// exists for an empty selection): rows [B,Q] int64 and valid [B,Q] bool.
+std::pair<torch::Tensor, torch::Tensor> wanted_rows(const torch::Tensor& wanted) {
+  const int64_t B = wanted.size(0), T = wanted.size(1);
+  TORCH_CHECK(T >= 1, "logprobs_and_entropy: empty sequence");
+  auto counts = wanted.sum(1);
+  const int64_t Q = std::max<int64_t>(1, counts.max().item<int64_t>());  // <= T
+  auto t = torch::arange(T, torch::TensorOptions().dtype(torch::kInt64).device(wanted.device())).expand({B, T});
+  auto key = torch::where(wanted, t, t + T);  // wanted positions first, in time order
+  auto first = std::get<0>(key.sort(1)).narrow(1, 0, Q);
+  auto valid = torch::arange(Q, first.options()).unsqueeze(0) < counts.unsqueeze(1);
+  auto rows = torch::where(valid, first - 1, torch::zeros_like(first));
+  return {rows, valid};
+}
+
+}  // namespace
+
 TokenStats logprobs_and_entropy(TransformerLM& model, const torch::Tensor& input_ids,
                                 const torch::Tensor& attention_mask, const torch::Tensor& position_ids,
                                 const LogprobOptions& opts) {
   const int64_t B = input_ids.size(0), T = input_ids.size(1);
-  auto hidden = model->forward_hidden(input_ids, position_ids, attention_mask);  // [B,T,H]
-  const auto dev = hidden.device();
-  auto pm = prediction_mask(attention_mask.to(dev), position_ids.to(dev)).flatten();
-  auto where = pm.nonzero().squeeze(1);  // flat indices b*T+t with a prediction
-  auto rows = hidden.reshape({B * T, hidden.size(2)}).index_select(0, where - 1);
+  const auto dev = model->device();
+  auto pm = prediction_mask(attention_mask.to(dev), position_ids.to(dev));
+  if (opts.only.defined()) pm.logical_and_(opts.only.to(dev, torch::kBool));
+  auto where = pm.flatten().nonzero().squeeze(1);  // flat indices b*T+t with a prediction
+  torch::Tensor rows;  // [N,H]: the hidden state that predicts each of them
+  if (opts.only.defined()) {
+    auto [idx, valid] = wanted_rows(pm);
+    auto hidden = model->forward_hidden_rows(input_ids, position_ids, attention_mask, idx);  // [B,Q,H]
+    rows = hidden.reshape({-1, hidden.size(2)}).index_select(0, valid.flatten().nonzero().squeeze(1));
+  } else {
+    auto hidden = model->forward_hidden(input_ids, position_ids, attention_mask);  // [B,T,H]
+    rows = hidden.reshape({B * T, hidden.size(2)}).index_select(0, where - 1);
+  }
   auto targets = input_ids.to(dev, torch::kInt64).flatten().index_select(0, where);
   auto st = chunked_token_stats(rows, model->lm_head_weight(), targets, opts);
   auto place = [&](const torch::Tensor& v) {

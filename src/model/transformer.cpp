@@ -103,6 +103,13 @@ torch::Tensor DecoderLayerImpl::forward(const torch::Tensor& h, const torch::Ten
   return x + mlp(post_attention_layernorm(x));
 }
 
+torch::Tensor DecoderLayerImpl::forward_rows(const torch::Tensor& h, const torch::Tensor& cos, const torch::Tensor& sin,
+                                             const torch::Tensor& allowed, const torch::Tensor& rows) {
+  auto residual = h.gather(1, rows.unsqueeze(-1).expand({h.size(0), rows.size(1), h.size(2)}));
+  auto x = residual + self_attn->forward_rows(input_layernorm(h), cos, sin, allowed, rows);
+  return x + mlp(post_attention_layernorm(x));
+}
+
 DecoderStackImpl::DecoderStackImpl(const ModelArgs& a) {
   embed_tokens = register_module("embed_tokens", Dense(a.hidden_size, a.vocab_size, false));
   layer_list = register_module("layers", torch::nn::ModuleList());
@@ -240,7 +247,13 @@ torch::Tensor TransformerLMImpl::logits_fp32(const torch::Tensor& hidden) {
 
 torch::Tensor TransformerLMImpl::forward_hidden(const torch::Tensor& input_ids, const torch::Tensor& position_ids,
                                                 const torch::Tensor& attention_mask) {
+  return forward_hidden_rows(input_ids, position_ids, attention_mask, torch::Tensor());
+}
+
+torch::Tensor TransformerLMImpl::forward_hidden_rows(const torch::Tensor& input_ids, const torch::Tensor& position_ids,
+                                                     const torch::Tensor& attention_mask, const torch::Tensor& rows) {
   TORCH_CHECK(input_ids.dim() == 2, "input_ids must be [B,T]");
+  TORCH_CHECK(!rows.defined() || (rows.dim() == 2 && rows.size(0) == input_ids.size(0)), "rows must be [B,Q]");
   const auto dt = dtype();
   const auto dev = device();
   auto ids = input_ids.to(dev, torch::kInt64);
@@ -256,12 +269,21 @@ torch::Tensor TransformerLMImpl::forward_hidden(const torch::Tensor& input_ids, 
   // layers would then be cut off from backward (PEFT's
   // enable_input_require_grads fixes the same for HF models).
   if (ckpt && !h.requires_grad() && layers_train(*model)) h = h.detach().requires_grad_(true);
-  for (auto& layer : model->layers) {
+  const size_t full = model->layers.size() - (rows.defined() && !model->layers.empty() ? 1 : 0);
+  for (size_t i = 0; i < full; ++i) {
+    auto& layer = model->layers[i];
     if (ckpt) {
       h = LayerCheckpoint::apply(h, cos, sin, allowed, reinterpret_cast<int64_t>(layer.get()));
     } else {
       h = layer->forward(h, cos, sin, allowed);
     }
+  }
+  // The last layer for the wanted rows only (not checkpointed: its
+  // activations are those of Q rows, plus the keys and values of all T).
+  if (rows.defined()) {
+    auto r = rows.to(dev, torch::kInt64);
+    h = model->layers.empty() ? h.gather(1, r.unsqueeze(-1).expand({h.size(0), r.size(1), h.size(2)}))
+                              : model->layers.back()->forward_rows(h, cos, sin, allowed, r);
   }
   return model->norm(h);
 }

@@ -165,6 +165,7 @@ SftReport run_sft(model::TransformerLM& model, const std::vector<SftSequence>& d
       if (tokens == 0) continue;
       model::LogprobOptions o;
       o.chunk_tokens = logprob_chunk_tokens;
+      o.only = b.loss_mask;  // the loss reads no other position
       auto stats = model::logprobs_and_entropy(model, b.input_ids.to(device), b.attention_mask.to(device),
                                                b.position_ids.to(device), o);
       // Token-mean negative log-likelihood over assistant tokens.

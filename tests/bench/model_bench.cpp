@@ -4,11 +4,23 @@
 //
 //   ninja -C build model_bench && build/model_bench
 //
+// BM_TrainStep is the quickstart's PPO micro-batch (shape 2): forward +
+// backward of B x T tokens of which a loss mask of ~15% (spans of 24 tokens,
+// like a multi-turn episode's generated commands) enters the loss, through
+// the full forward (arg only = 0) or the loss rows' last layer and logits
+// only (only = 1, LogprobOptions::only). The process tunes glibc malloc as
+// the agentrl binary does (core/malloc_tuning.h) unless
+// AGENTRL_MALLOC_TUNING=0: scripts/bench/train_step.sh runs both.
+//
 // Shapes: arg 0 = tiny (hidden 256, 4 layers, 4/2 heads, inter 768, vocab
 // 4096); arg 1 = Qwen2.5-0.5B (896, 24, 14/2, 4864, 151936).
 #include <benchmark/benchmark.h>
 #include <torch/torch.h>
 
+#include <cstdlib>
+#include <string>
+
+#include "agentrl/core/malloc_tuning.h"
 #include "agentrl/model/logprobs.h"
 #include "agentrl/model/transformer.h"
 #include "bench_models.h"
@@ -55,6 +67,44 @@ void BM_ForwardBackward(benchmark::State& s) { run_model(s, true); }
 BENCHMARK(BM_Forward)->UseRealTime()->Args({0, 4, 256})->Args({1, 1, 256})->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_ForwardBackward)->UseRealTime()->Args({0, 4, 256})->Args({1, 1, 256})->Unit(benchmark::kMillisecond)->Iterations(2);
 
+// The quickstart's update micro-batch: loss over ~15% of the tokens.
+void BM_TrainStep(benchmark::State& state) {
+  const int64_t B = state.range(0), T = state.range(1);
+  const bool only = state.range(2) != 0;
+  auto& m = model_for(2);
+  auto ids = torch::randint(m->args().vocab_size, {B, T}, torch::kInt64);
+  auto mask = torch::ones({B, T}, torch::kBool);
+  auto pos = position_ids_from_mask(mask);
+  auto loss_mask = (torch::arange(T) % 160 >= 136).unsqueeze(0).expand({B, T}).contiguous();  // 24 of 160
+  LogprobOptions o;
+  o.want_prob_sq = true;  // as the update does (logit-update norm)
+  if (only) o.only = loss_mask;
+  const auto weight = loss_mask.to(torch::kFloat32);
+  for (auto _ : state) {
+    auto st = logprobs_and_entropy(m, ids, mask, pos, o);
+    (st.logprobs * weight).sum().backward();
+    m->zero_grad();
+  }
+  state.counters["tokens/s"] = benchmark::Counter(double(B * T) * state.iterations(), benchmark::Counter::kIsRate);
+  state.counters["malloc_tuned"] = std::getenv("AGENTRL_MALLOC_TUNING") == nullptr ||
+                                   std::string(std::getenv("AGENTRL_MALLOC_TUNING")) != "0";
+}
+BENCHMARK(BM_TrainStep)
+    ->UseRealTime()
+    ->ArgNames({"B", "T", "only"})
+    ->Args({16, 600, 0})->Args({16, 600, 1})
+    ->Args({8, 1200, 0})->Args({8, 1200, 1})
+    ->Args({4, 2000, 0})->Args({4, 2000, 1})
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(3.0);
+
 }  // namespace
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  agentrl::tune_malloc_for_tensor_reuse();  // as the agentrl binary (unless AGENTRL_MALLOC_TUNING=0)
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

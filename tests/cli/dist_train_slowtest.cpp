@@ -202,7 +202,7 @@ TEST(DistributedTraining, ShardedCheckpointRefusesAnotherWorldSize) {
 
 TEST(DistributedTraining, UnshardedCheckpointResumesWithAnotherWorldSize) {
   const auto dir = out_dir("reshape");
-  auto r = train(2, 29669, dir, "--stop-after 1");
+  auto r = train(2, 29670, dir, "--stop-after 1");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   r = train(1, 0, dir, "--resume auto");
   ASSERT_EQ(r.exit_code, 0) << r.output;

@@ -1,6 +1,8 @@
 // Specifications of the chunked log-prob / entropy computation against the
 // naive full log_softmax, including gradients.
 #include <gtest/gtest.h>
+#include <map>
+#include <string>
 #include <torch/torch.h>
 
 #include "agentrl/model/logprobs.h"
@@ -125,4 +127,77 @@ TEST(Logprobs, PositionIdsFromMaskCountRealTokens) {
   auto mask = torch::tensor({0, 0, 1, 1, 1}, torch::kBool).unsqueeze(0);
   auto pos = position_ids_from_mask(mask);
   EXPECT_TRUE(torch::equal(pos, torch::tensor({0, 0, 0, 1, 2}, torch::kInt64).unsqueeze(0)));
+}
+
+namespace {
+
+// Three sequences: full, left-padded by 3, and two packed segments (position
+// restart at t = 6) followed by right padding; every type's first-layer and
+// last-layer paths (qwen3 adds q/k norms).
+Batch mixed_batch(int64_t V) {
+  Batch b;
+  b.ids = random_ids(3, 11, V, 5);
+  b.mask = full_mask(3, 11);
+  b.mask[1].narrow(0, 0, 3).fill_(false);
+  b.mask[2].narrow(0, 9, 2).fill_(false);
+  b.pos = position_ids_from_mask(b.mask);
+  b.pos[2].narrow(0, 6, 5).copy_(torch::arange(5, torch::kInt64));
+  return b;
+}
+
+// The gradient of every parameter after backward of `loss`.
+std::map<std::string, torch::Tensor> grads_of(TransformerLM& m, const torch::Tensor& loss) {
+  m->zero_grad();
+  loss.backward();
+  std::map<std::string, torch::Tensor> g;
+  for (const auto& p : m->named_parameters()) g[p.key()] = p.value().grad().clone();
+  return g;
+}
+
+}  // namespace
+
+TEST(Logprobs, OnlyTheWantedPositionsEqualTheFullComputationWithTheirGradients) {
+  for (const std::string type : {"qwen2", "qwen3"}) {
+    for (const bool ckpt : {false, true}) {
+      auto m = tiny_model(tiny_args(type));
+      m->to(torch::kFloat64);
+      m->set_gradient_checkpointing(ckpt);
+      const auto b = mixed_batch(m->args().vocab_size);
+      // Two of every three positions (also some without a prediction: t = 0,
+      // padding, a segment start), and one row with nothing wanted.
+      auto only = (torch::arange(11) % 3 != 0).unsqueeze(0).repeat({3, 1});
+      only[0].fill_(false);
+      LogprobOptions all_opts, only_opts;
+      all_opts.want_prob_sq = only_opts.want_prob_sq = true;
+      all_opts.entropy_grad = only_opts.entropy_grad = true;
+      only_opts.only = only;
+      auto all = logprobs_and_entropy(m, b.ids, b.mask, b.pos, all_opts);
+      auto part = logprobs_and_entropy(m, b.ids, b.mask, b.pos, only_opts);
+      const auto on = only.logical_and(prediction_mask(b.mask, b.pos)).to(torch::kFloat64);
+      ASSERT_GT(on.sum().item<double>(), 4.0);
+      EXPECT_LT((part.logprobs - all.logprobs * on).abs().max().item<double>(), 1e-12) << type << " ckpt " << ckpt;
+      EXPECT_LT((part.entropy - all.entropy * on).abs().max().item<double>(), 1e-12);
+      EXPECT_LT((part.prob_sq_sum - all.prob_sq_sum * on).abs().max().item<double>(), 1e-12);
+      // The same loss through both paths gives the same gradients.
+      auto loss_of = [&](const TokenStats& s) { return (s.logprobs * on).sum() + 0.5 * (s.entropy * on).sum(); };
+      const auto g_all = grads_of(m, loss_of(logprobs_and_entropy(m, b.ids, b.mask, b.pos, all_opts)));
+      const auto g_part = grads_of(m, loss_of(logprobs_and_entropy(m, b.ids, b.mask, b.pos, only_opts)));
+      for (const auto& [name, g] : g_all) {
+        EXPECT_GT(g.abs().max().item<double>(), 0.0) << name;
+        EXPECT_LT((g_part.at(name) - g).abs().max().item<double>(), 1e-10) << type << " " << name;
+      }
+    }
+  }
+}
+
+TEST(Logprobs, NothingWantedGivesZerosAndAGraphThatBackpropagates) {
+  auto m = tiny_model(tiny_args());
+  const auto b = padded_batch(m->args().vocab_size);
+  LogprobOptions o;
+  o.only = torch::zeros({2, 9}, torch::kBool);
+  auto s = logprobs_and_entropy(m, b.ids, b.mask, b.pos, o);
+  EXPECT_EQ(s.logprobs.abs().sum().item<double>(), 0.0);
+  auto loss = s.logprobs.sum();
+  ASSERT_TRUE(loss.requires_grad());
+  loss.backward();  // a micro-batch without loss tokens still joins backward
 }

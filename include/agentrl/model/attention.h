@@ -27,6 +27,13 @@ namespace agentrl::model {
 torch::Tensor grouped_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
                                 const torch::Tensor& allowed, int64_t query_block = 256);
 
+// Attention of Q queries at arbitrary positions against all T keys (no
+// causal block skipping: allowed alone decides).
+//   q: [B, Hq, Q, D]; k/v: [B, Hkv, T, D]; allowed: [B, Q, T] bool, every row
+//   allowing at least one key. Returns [B, Hq, Q, D].
+torch::Tensor masked_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                               const torch::Tensor& allowed, int64_t query_block = 256);
+
 // Attention of n new queries of one sequence against its cache.
 //   q: [Hq, n, D]; k/v: [Hkv, L, D] (cached keys incl. the n new ones at the
 //   end, L >= n); query i sits at position L-n+i and sees keys [0, L-n+i].
@@ -41,10 +48,22 @@ class AttentionImpl : public torch::nn::Module {
   // k,v [..., Hkv, D]; cos/sin [..., D] broadcast over heads.
   void project(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin, torch::Tensor& q,
                torch::Tensor& k, torch::Tensor& v);
+  // The two halves of project(): queries only, keys and values only.
+  torch::Tensor project_q(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin);
+  void project_kv(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin, torch::Tensor& k,
+                  torch::Tensor& v);
 
   // Full-sequence attention: x [B,T,H], cos/sin [B,T,D], allowed [B,T,T].
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin,
                         const torch::Tensor& allowed);
+
+  // The same attention computed only for the queries at rows [B,Q] int64
+  // (time indices into T): keys and values come from all T tokens of x
+  // [B,T,H]; cos/sin [B,T,D] and allowed [B,T,T] are those of the full
+  // sequence. Returns [B,Q,H], row (b,i) equal to forward()'s row
+  // (b, rows[b,i]) up to float rounding.
+  torch::Tensor forward_rows(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin,
+                             const torch::Tensor& allowed, const torch::Tensor& rows);
 
   Dense q_proj{nullptr}, k_proj{nullptr}, v_proj{nullptr}, o_proj{nullptr};
   RMSNorm q_norm{nullptr}, k_norm{nullptr};  // over head_dim, registered only when qk_norm

@@ -76,6 +76,10 @@ class DecoderLayerImpl : public torch::nn::Module {
   explicit DecoderLayerImpl(const ModelArgs& args);
   torch::Tensor forward(const torch::Tensor& h, const torch::Tensor& cos, const torch::Tensor& sin,
                         const torch::Tensor& allowed);
+  // The block's output at rows [B,Q] (time indices) only: h [B,T,H] in,
+  // [B,Q,H] out (see AttentionImpl::forward_rows).
+  torch::Tensor forward_rows(const torch::Tensor& h, const torch::Tensor& cos, const torch::Tensor& sin,
+                             const torch::Tensor& allowed, const torch::Tensor& rows);
   Attention self_attn{nullptr};
   Mlp mlp{nullptr};
   RMSNorm input_layernorm{nullptr}, post_attention_layernorm{nullptr};
@@ -111,6 +115,15 @@ class TransformerLMImpl : public torch::nn::Module {
   // parameter dtype. Rows at padding positions are finite but meaningless.
   torch::Tensor forward_hidden(const torch::Tensor& input_ids, const torch::Tensor& position_ids,
                                const torch::Tensor& attention_mask);
+  // The same, returning the final hidden states only at rows [B,Q] int64
+  // (time indices into T, repeats allowed) -> [B,Q,H]; undefined rows = all.
+  // Every layer but the last runs on all T tokens (later tokens attend to
+  // their keys and values); the last runs its query projection, attention,
+  // MLP and norms for the Q rows only. A loss over a few positions (an RL or
+  // SFT loss over the generated tokens, ~15% of a multi-turn episode) pays
+  // for those rows' last layer and logits instead of all T's.
+  torch::Tensor forward_hidden_rows(const torch::Tensor& input_ids, const torch::Tensor& position_ids,
+                                    const torch::Tensor& attention_mask, const torch::Tensor& rows);
   // logits [B,T,V] in the parameter dtype (small models and tests only: use
   // logprobs_and_entropy() for real vocabularies).
   torch::Tensor forward(const torch::Tensor& input_ids, const torch::Tensor& position_ids,

@@ -28,7 +28,8 @@ namespace agentrl::train {
 
 // Per-token log p(token | prefix) of `model` for every row of `batch`,
 // computed without gradients in micro-batches of `token_budget` padded tokens.
-// Optionally also the prediction entropies and sum_j p_j^2.
+// Optionally also the prediction entropies and sum_j p_j^2. Computed at the
+// batch's loss-mask positions only (0 elsewhere): every user reads them there.
 struct TokenStatsCpu {
   torch::Tensor logprobs, entropy, prob_sq_sum;  // [N,T]
 };

@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""The estimator comparison table (scripts/experiments/compare_estimators.sh).
+
+Usage: compare_estimators.py [--seeds "1 2 3"] NAME=runs/seeds/TAG [NAME=DIR ...]
+
+For each estimator NAME and seed S (DIR/seedS/metrics.jsonl of a finished
+run): held-out success after SFT (step 0) and after RL (the last
+evaluation), greedy and sampled; mean +- sample std over the seeds that every
+estimator finished; the paired difference against grpo per seed (when grpo
+is listed) and on how many seeds the estimator beat grpo; EMPG's diagnostics
+(mean over iterations of empg/amplified_frac, empg/attenuated_frac,
+empg/g_min, empg/g_max) and Li's logit-update norm (actor/logit_update_norm,
+mean over iterations).
+"""
+import json
+import pathlib
+import statistics
+import sys
+
+
+def read_run(d):
+    """(evaluations by step, per-iteration rows) of a finished run, or None."""
+    m = d / "metrics.jsonl"
+    if not m.exists() or not (d / "wall_s.txt").exists():
+        return None
+    evals, iters = {}, []
+    with open(m) as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as e:
+                sys.exit(f"{m}:{n}: invalid JSON: {e}")
+            if "eval/success_rate" in row:
+                evals[row["step"]] = (100 * row["eval/success_rate"], 100 * row.get("eval_sampled/success_rate", float("nan")))
+            if row.get("step", 0) > 0 and "actor/logit_update_norm" in row:
+                iters.append(row)
+    if 0 not in evals or len(evals) < 2:
+        return None
+    return evals, iters
+
+
+def ms(xs):
+    if not xs:
+        return "-"
+    return f"{statistics.mean(xs):.1f}" + (f" ± {statistics.stdev(xs):.1f}" if len(xs) > 1 else "")
+
+
+def mean_of(rows, key):
+    xs = [r[key] for r in rows if key in r]
+    return statistics.mean(xs) if xs else None
+
+
+def main(argv):
+    seeds = None
+    args = []
+    i = 0
+    while i < len(argv):
+        if argv[i] == "--seeds":
+            seeds = [int(s) for s in argv[i + 1].split()]
+            i += 2
+        else:
+            args.append(argv[i])
+            i += 1
+    if not args or any("=" not in a for a in args):
+        sys.exit(__doc__)
+    runs = {}
+    for a in args:
+        name, path = a.split("=", 1)
+        root = pathlib.Path(path)
+        found = {}
+        for d in root.glob("seed*"):
+            if d.is_dir() and d.name[4:].isdigit() and (seeds is None or int(d.name[4:]) in seeds):
+                r = read_run(d)
+                if r is not None:
+                    found[int(d.name[4:])] = r
+        runs[name] = found
+    common = sorted(set.intersection(*(set(r) for r in runs.values()))) if runs else []
+    print(f"Seeds finished by every estimator: {' '.join(map(str, common)) or 'none'}")
+    for name, found in runs.items():
+        extra = sorted(set(found) - set(common))
+        if extra:
+            print(f"  {name} also finished seeds {' '.join(map(str, extra))} (left out of the table)")
+    print()
+    print("| estimator | after SFT: greedy | sampled | after RL: greedy | sampled | vs grpo: greedy | sampled | "
+          "seeds above grpo (greedy / sampled) | logit-update norm | EMPG amplified / attenuated | EMPG g range |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    base = runs.get("grpo")
+    for name, found in runs.items():
+        sft_g = [found[s][0][0][0] for s in common]
+        sft_s = [found[s][0][0][1] for s in common]
+        last = {s: found[s][0][max(found[s][0])] for s in common}
+        rl_g = [last[s][0] for s in common]
+        rl_s = [last[s][1] for s in common]
+        paired = "- | - | -"
+        if base is not None and name != "grpo":
+            bl = {s: base[s][0][max(base[s][0])] for s in common}
+            dg = [last[s][0] - bl[s][0] for s in common]
+            dsa = [last[s][1] - bl[s][1] for s in common]
+            paired = (f"{ms(dg)} | {ms(dsa)} | {sum(x > 0 for x in dg)} / {sum(x > 0 for x in dsa)} of {len(common)}")
+        rows = [r for s in common for r in found[s][1]]
+        lun = mean_of(rows, "actor/logit_update_norm")
+        amp, att = mean_of(rows, "empg/amplified_frac"), mean_of(rows, "empg/attenuated_frac")
+        gmin, gmax = mean_of(rows, "empg/g_min"), mean_of(rows, "empg/g_max")
+        empg = f"{amp:.2f} / {att:.2f}" if amp is not None else "-"
+        grange = f"{gmin:.2f}–{gmax:.2f}" if gmin is not None else "-"
+        print(f"| {name} | {ms(sft_g)} | {ms(sft_s)} | {ms(rl_g)} | {ms(rl_s)} | {paired} | "
+              f"{lun:.4f} | {empg} | {grange} |" if lun is not None else
+              f"| {name} | {ms(sft_g)} | {ms(sft_s)} | {ms(rl_g)} | {ms(rl_s)} | {paired} | - | {empg} | {grange} |")
+    print()
+    print("Per seed, after RL greedy / sampled (%):")
+    print("| seed | " + " | ".join(runs) + " |")
+    print("|---|" + "---|" * len(runs))
+    for s in common:
+        cells = []
+        for found in runs.values():
+            g, sa = found[s][0][max(found[s][0])]
+            cells.append(f"{g:.1f} / {sa:.1f}")
+        print(f"| {s} | " + " | ".join(cells) + " |")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
