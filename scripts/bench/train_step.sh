@@ -22,7 +22,8 @@ import json, sys
 rows = {}
 for label, path in (("default", sys.argv[1]), ("tuned", sys.argv[2])):
     for b in json.load(open(path))["benchmarks"]:
-        rows.setdefault(b["name"].split("/real_time")[0], {})[label] = b["real_time"]
+        name = b["name"].split("/min_time")[0].split("/real_time")[0].replace("BM_TrainStep/", "")
+        rows.setdefault(name, {})[label] = b["real_time"]
 print("| micro-batch | glibc defaults | tuned malloc | speed-up |")
 print("|---|---|---|---|")
 for name, t in rows.items():

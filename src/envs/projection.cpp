@@ -32,13 +32,13 @@ std::string last_code_points(const std::string& s, size_t n) {
   return s.substr(start);
 }
 
-Projection verl_agent_projection(const std::string& response) {
+Projection verl_agent_projection(const std::string& response, size_t fallback_chars) {
   const std::string lowered = strings::lower_ascii(response);
   const std::string open = "<action>", close = "</action>";
   const size_t start = lowered.find(open), end = lowered.find(close);
   Projection p;
   if (start == std::string::npos || end == std::string::npos) {
-    p.action = last_code_points(lowered, 30);
+    p.action = last_code_points(lowered, fallback_chars);
     return p;  // invalid
   }
   const size_t body = start + open.size();

@@ -146,6 +146,7 @@ std::optional<GenerationRequest> EpisodeRunner::make_request(std::vector<int32_t
     if (traj_.context_mode == ContextMode::kFull)
       context_.resize(context_.size() - turn.context_tokens.size());
     traj_.truncated = true;
+    traj_.context_cut = true;
     done_ = true;
     return std::nullopt;
   }
@@ -173,6 +174,7 @@ std::optional<GenerationRequest> EpisodeRunner::on_generation(const GenerationRe
   turn.response = result.text;
   turn.finish_reason = finish_reason_name(result.finish_reason);
   turn.truncated = result.finish_reason == FinishReason::kLength || result.finish_reason == FinishReason::kContextLimit;
+  if (result.finish_reason == FinishReason::kContextLimit) traj_.context_cut = true;
 
   const envs::Projection projected = project(result.text);
   turn.action = projected.action;
@@ -183,7 +185,8 @@ std::optional<GenerationRequest> EpisodeRunner::on_generation(const GenerationRe
   turn.invalid_action = !projected.valid || step.info.invalid_action;
   turn.void_turn = env_->is_void_turn(result.text, step.observation);
   const bool penalized = ctx_->rollout.invalid_penalty_on == "format" ? !projected.valid : turn.invalid_action;
-  turn.reward = step.reward * ctx_->rollout.reward_scale -
+  const double env_reward = ctx_->rollout.reward_on == "success" ? (step.info.success ? 1.0 : 0.0) : step.reward;
+  turn.reward = env_reward * ctx_->rollout.reward_scale -
                 (penalized ? ctx_->rollout.invalid_action_penalty : 0.0);
   traj_.reward += turn.reward;
   traj_.score = step.info.score;
@@ -208,7 +211,8 @@ std::optional<GenerationRequest> EpisodeRunner::on_generation(const GenerationRe
 }
 
 envs::Projection EpisodeRunner::project(const std::string& response) const {
-  if (ctx_->rollout.projection == "verl-agent") return envs::verl_agent_projection(response);
+  if (ctx_->rollout.projection == "verl-agent")
+    return envs::verl_agent_projection(response, static_cast<size_t>(ctx_->rollout.projection_fallback_chars));
   auto parsed = env_->extract_action(response);
   // An unparseable response goes to the env as it is (the env answers with its
   // own error observation).

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "agentrl/core/error.h"
+#include "agentrl/core/logging.h"
 #include "agentrl/core/rng.h"
 #include "agentrl/rollout/rollout_pool.h"
 
@@ -32,6 +33,7 @@ nlohmann::json EvalReport::to_json() const {
   j["mean_reward"] = mean_reward;
   j["mean_turns"] = mean_turns;
   j["invalid_action_ratio"] = invalid_action_ratio;
+  j["context_cut"] = context_cut;
   nlohmann::json types = nlohmann::json::object();
   for (const auto& [type, c] : per_type)
     types[type.empty() ? "all" : type] = {{"successes", c.first},
@@ -53,6 +55,7 @@ EvalReport summarize(const std::string& split, std::vector<rollout::Trajectory> 
       continue;
     }
     ++ok;
+    r.context_cut += t.context_cut;
     successes += t.success;
     score += t.score;
     reward += t.reward;
@@ -72,6 +75,20 @@ EvalReport summarize(const std::string& split, std::vector<rollout::Trajectory> 
   return r;
 }
 
+namespace {
+
+// An episode the context limit ended is scored as a failure; say so, since
+// a too-small limit otherwise looks like a weak policy.
+EvalReport warn_on_context_cuts(EvalReport r, const rollout::AgentContext& ctx) {
+  if (r.context_cut > 0)
+    log().warn("{} of {} {} episodes ended because the context was full (rollout.max_context_tokens = {}); they "
+               "count as failures: raise rollout.max_context_tokens or use rollout.context_mode window",
+               r.context_cut, r.episodes, r.split, ctx.rollout.max_context_tokens);
+  return r;
+}
+
+}  // namespace
+
 EvalReport evaluate(rollout::Generator& generator, std::shared_ptr<const envs::EnvSuite> suite,
                     std::shared_ptr<const rollout::AgentContext> ctx, const std::string& split, int64_t episodes,
                     uint64_t seed, int64_t samples_per_task) {
@@ -86,8 +103,9 @@ EvalReport evaluate(rollout::Generator& generator, std::shared_ptr<const envs::E
     if (samples_per_task > 1) s.episode_id += "-" + std::to_string(s.sample_index);
     s.cache_key = "eval-" + std::to_string(s.group_id);
   }
+  const auto context = ctx;
   rollout::RolloutPool pool(generator, std::move(suite), std::move(ctx));
-  return summarize(split, pool.run(specs));
+  return warn_on_context_cuts(summarize(split, pool.run(specs)), *context);
 }
 
 EvalReport evaluate_scripted(const std::function<std::optional<std::string>(envs::Env&)>& policy,
@@ -104,7 +122,7 @@ EvalReport evaluate_scripted(const std::function<std::optional<std::string>(envs
     rollout::EpisodeRunner runner(suite.make_env(), spec, ctx);
     trajs.push_back(rollout::run_scripted_episode(runner, policy));
   }
-  return summarize(split, std::move(trajs));
+  return warn_on_context_cuts(summarize(split, std::move(trajs)), *ctx);
 }
 
 }  // namespace agentrl::train

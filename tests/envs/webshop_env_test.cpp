@@ -3,6 +3,8 @@
 // the built-in catalog, determinism and registration.
 #include <gtest/gtest.h>
 
+#include <cctype>
+
 #include <filesystem>
 
 #include "agentrl/core/error.h"
@@ -439,4 +441,45 @@ TEST_F(WebshopEnvTest, DefaultIndexDirIsNextToWritableDataElseInCache) {
   c.index_dir = "/explicit";
   EXPECT_EQ(default_index_dir(c, 3000), "/explicit");
   ::unsetenv("AGENTRL_CACHE_DIR");
+}
+
+TEST_F(WebshopEnvTest, VerlAgentModesQuoteThePageAfterTheInstructionAndListClickablesInPageOrder) {
+  // verl-agent's WebshopEnvironmentManager: format_obs keeps the texts after
+  // the instruction, each in single quotes; format_avail_actions lists the
+  // search bar, then get_available_actions' clickables: buttons in document
+  // order, product links, option values.
+  auto d = make_data(dir_, 1);
+  d->observation_mode = "verl-agent";
+  d->admissible_format = "verl-agent";
+  WebshopEnv env(d);
+  EXPECT_EQ(env.reset_goal(0), "'Search'");
+  EXPECT_EQ(env.admissible_actions(), (std::vector<std::string>{"search[<your query>]", "click[search]"}));
+  auto r = env.step("search[shoes]");
+  EXPECT_EQ(r.observation.rfind("'Back to Search' [SEP] 'Page 1 (Total results: 2)' [SEP] 'Next >' [SEP] '", 0), 0u)
+      << r.observation;
+  const auto results = env.admissible_actions();
+  ASSERT_EQ(results.size(), 4u);
+  EXPECT_EQ(results[0], "click[back to search]");
+  EXPECT_EQ(results[1], "click[next >]");
+  // the product links in the order of the results page
+  auto shown_at = [&](const std::string& click) {  // "click[b0...]" -> where its ASIN is on the page
+    std::string asin = click.substr(6, click.size() - 7);
+    for (char& c : asin) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return r.observation.find("'" + asin + "'");
+  };
+  ASSERT_NE(shown_at(results[2]), std::string::npos);
+  ASSERT_NE(shown_at(results[3]), std::string::npos);
+  EXPECT_LT(shown_at(results[2]), shown_at(results[3]));
+  env.step("click[b000000001]");
+  EXPECT_EQ(env.observation(),
+            "'Back to Search' [SEP] '< Prev' [SEP] 'color' [SEP] 'red' [SEP] 'blue' [SEP] 'size' [SEP] '8' [SEP] '9' "
+            "[SEP] 'Red Running Shoes' [SEP] 'Price: $25.5' [SEP] 'Rating: N.A.' [SEP] 'Description' [SEP] "
+            "'Features' [SEP] 'Reviews' [SEP] 'Buy Now'");
+  EXPECT_EQ(env.admissible_actions(),
+            (std::vector<std::string>{"click[back to search]", "click[< prev]", "click[description]", "click[features]",
+                                      "click[reviews]", "click[buy now]", "click[red]", "click[blue]", "click[8]",
+                                      "click[9]"}));
+  // The done page has no instruction: it stays WebShop's text.
+  r = env.step("click[buy now]");
+  EXPECT_EQ(r.observation.rfind("Thank you for shopping with us! [SEP] ", 0), 0u);
 }

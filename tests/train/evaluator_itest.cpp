@@ -123,5 +123,30 @@ TEST(EvaluatorExpert, WebshopReportMatchesTheEnvsExpertIncludingFailures) {
   fs::remove_all(dir);
 }
 
+TEST(EvaluatorExpert, EpisodesTheContextLimitEndsAreCountedAsCutAndFailed) {
+  // Full context: each step adds its observation and response to one
+  // sequence, so a small limit ends the expert's longer episodes.
+  config::ExtensionSections sections;
+  auto& c = sections.as<envs::alfworld::AlfworldConfig>("alfworld");
+  c.valid_seen_size = 12;
+  auto suite = envs::make_env_suite("alfworld", sections);
+  auto ctx = window_context();
+  ctx->rollout.context_mode = "full";
+  const EvalReport roomy = evaluate_scripted(rollout::expert_policy(ctx->prompt), *suite, ctx, "valid_seen", 12);
+  EXPECT_EQ(roomy.context_cut, 0);
+  ctx->rollout.max_context_tokens = 1500;  // bytes (byte tokenizer)
+  const EvalReport cut = evaluate_scripted(rollout::expert_policy(ctx->prompt), *suite, ctx, "valid_seen", 12);
+  EXPECT_GT(cut.context_cut, 0);
+  EXPECT_LT(cut.success_rate, roomy.success_rate);
+  int64_t flagged = 0;
+  for (const auto& t : cut.trajectories) {
+    flagged += t.context_cut;
+    if (t.context_cut) EXPECT_FALSE(t.success);
+    if (t.context_cut) EXPECT_TRUE(t.truncated);
+  }
+  EXPECT_EQ(flagged, cut.context_cut);
+  EXPECT_EQ(cut.to_json().at("context_cut").get<int64_t>(), cut.context_cut);
+}
+
 }  // namespace
 }  // namespace agentrl::train

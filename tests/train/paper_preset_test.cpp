@@ -8,9 +8,12 @@
 // a replica of the episode's env.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
+#include <vector>
 
 #include "agentrl/core/strings.h"
+#include "agentrl/envs/projection.h"
 #include "agentrl/envs/registry.h"
 #include "agentrl/rollout/agent_loop.h"
 #include "agentrl/train/experiment_config.h"
@@ -157,6 +160,163 @@ TEST(PaperPreset, The7BPresetKeepsTheProtocolOfThe15BOne) {
   EXPECT_EQ(r.eval_temperature, q.eval_temperature);
   EXPECT_EQ(small.trainer.optim.lr, big.trainer.optim.lr);
   EXPECT_EQ(small.algorithm.adv_estimator, big.algorithm.adv_estimator);
+}
+
+}  // namespace
+}  // namespace agentrl::train
+
+// Golden test of configs/paper/gigpo_webshop_qwen2.5_1.5b.yaml against
+// verl-agent's WebShop templates (prompts/webshop.py) and formatting
+// (env_manager.py WebshopEnvironmentManager: extract_task, format_obs,
+// format_avail_actions, build_text_obs; memory/memory.py SimpleMemory.fetch),
+// applied to WebShop's plain 'text'-mode pages of a replica of the episode.
+namespace agentrl::train {
+namespace {
+
+const std::string kWebshopPreset =
+    std::string(AGENTRL_SOURCE_DIR) + "/configs/paper/gigpo_webshop_qwen2.5_1.5b.yaml";
+
+// WEBSHOP_TEMPLATE_NO_HIS and WEBSHOP_TEMPLATE as Python holds them ("e‑commerce"
+// with U+2011; the first line of the no-history template and two other lines
+// end with a space).
+const std::string kShopIntro = "\nYou are an expert autonomous agent operating in the WebShop e\u2011commerce environment.";
+const std::string kShopTail =
+    "Your admissible actions of the current situation are: \n[\n{available_actions}\n].\n\n"
+    "Now it's your turn to take one action for the current step.\n"
+    "You should first reason step-by-step about the current situation, then think carefully which admissible "
+    "action best advances the shopping goal. This reasoning process MUST be enclosed within <think> </think> tags. \n"
+    "Once you've finished your reasoning, you should choose an admissible action for current step and present it "
+    "within <action> </action> tags.\n";
+const std::string kShopNoHis = kShopIntro + " \nYour task is to: {task_description}.\n"
+                               "Your current observation is: {current_observation}.\n" + kShopTail;
+const std::string kShopWithHis =
+    kShopIntro + "\nYour task is to: {task_description}.\n"
+    "Prior to this step, you have already taken {step_count} step(s). Below are the most recent {history_length} "
+    "observations and the corresponding actions you took: {action_history}\n"
+    "You are now at step {current_step} and your current observation is: {current_observation}.\n" + kShopTail;
+
+std::vector<std::string> split_sep(const std::string& s) {
+  std::vector<std::string> out;
+  size_t from = 0;
+  for (size_t at; (at = s.find(" [SEP] ", from)) != std::string::npos; from = at + 7) out.push_back(s.substr(from, at - from));
+  out.push_back(s.substr(from));
+  return out;
+}
+
+// format_obs: the parts after the task, each in single quotes, " [SEP] "-joined.
+std::string format_obs(const std::string& raw, const std::string& task) {
+  const auto parts = split_sep(raw);
+  const auto at = std::find(parts.begin(), parts.end(), task);
+  if (at == parts.end()) return raw;
+  std::string out;
+  for (auto it = at + 1; it != parts.end(); ++it) out += (it == at + 1 ? "" : " [SEP] ") + ("'" + *it + "'");
+  return out;
+}
+
+TEST(PaperPreset, VerlAgentWebshopPromptsMatchTheOriginalTemplatesStringForString) {
+  auto cfg = load_experiment_config(kWebshopPreset, {});
+  auto suite = envs::make_env_suite(cfg.env.name, cfg.envs);
+  auto ctx = std::make_shared<rollout::AgentContext>();
+  ctx->rollout = cfg.rollout;
+  ctx->prompt = cfg.prompt;
+  ctx->tokenizer = std::make_shared<agentrl::testing::ByteTokenizer>();
+  ctx->chat = text::ChatTemplate::create("chatml", ctx->tokenizer, "");
+  rollout::EpisodeSpec spec;
+  spec.task = suite->tasks().get("train", 3);
+  spec.env_seed = 5;
+  rollout::EpisodeRunner runner(suite->make_env(), spec, ctx);
+  auto traj = rollout::run_scripted_episode(runner, rollout::expert_policy(cfg.prompt));
+  ASSERT_GE(traj.turns.size(), 3u) << "the expert's episode is too short for the test";
+
+  // The replica shows WebShop's own pages ('text' mode); the admissible list
+  // keeps verl-agent's order (checked against the page in the env's tests).
+  auto plain = load_experiment_config(kWebshopPreset, {"webshop.observation_mode=simple"});
+  auto env = envs::make_env_suite(plain.env.name, plain.envs)->make_env();
+  std::vector<std::string> raw = {env->reset(spec.task, spec.env_seed)}, acts;
+  const auto head = split_sep(raw[0]);
+  ASSERT_GE(head.size(), 3u);
+  ASSERT_EQ(head[1], "Instruction:");
+  const std::string task = head[2];  // extract_task
+  for (size_t k = 0; k < traj.turns.size(); ++k) {
+    std::string adm;
+    for (const auto& a : env->admissible_actions()) adm += (adm.empty() ? "" : "\n") + ("'" + a + "',");
+    std::string expected;
+    if (k == 0) {
+      expected = py_format(kShopNoHis, {{"task_description", task},
+                                        {"current_observation", format_obs(raw[0], task)},
+                                        {"available_actions", adm}});
+    } else {
+      const size_t begin = k > 2 ? k - 2 : 0;
+      std::string history;
+      for (size_t j = begin; j < k; ++j)
+        history += (j > begin ? "\n" : "") + ("[Observation " + std::to_string(j + 1) + ": '" +
+                                              format_obs(raw[j], task) + "', Action " + std::to_string(j + 1) +
+                                              ": '" + acts[j] + "']");
+      expected = py_format(kShopWithHis, {{"task_description", task},
+                                          {"step_count", std::to_string(k)},
+                                          {"history_length", std::to_string(k - begin)},
+                                          {"action_history", history},
+                                          {"current_step", std::to_string(k + 1)},
+                                          {"current_observation", format_obs(raw[k], task)},
+                                          {"available_actions", adm}});
+    }
+    EXPECT_EQ(traj.turns[k].user_message, expected) << "step " << k + 1;
+    acts.push_back(traj.turns[k].action);
+    raw.push_back(env->step(acts.back()).observation);
+  }
+  // The search page offers the search bar and its button, as verl-agent lists them.
+  EXPECT_NE(traj.turns[0].user_message.find("[\n'search[<your query>]',\n'click[search]',\n]."), std::string::npos)
+      << traj.turns[0].user_message;
+  // A win pays 10 (reward_on: success), a partial score nothing; the
+  // expert's responses have the protocol's format: no penalty.
+  EXPECT_DOUBLE_EQ(traj.reward, traj.success ? 10.0 : 0.0);
+  EXPECT_TRUE(traj.success) << "pick a goal the expert wins, so that the reward is checked";
+}
+
+TEST(PaperPreset, VerlAgentWebshopPaysNothingForAPartialScore) {
+  // Buying the first search result without choosing options scores partly
+  // (WebShop's reward in (0, 1)); verl-agent's env pays 10 x won only.
+  auto cfg = load_experiment_config(kWebshopPreset, {});
+  auto suite = envs::make_env_suite(cfg.env.name, cfg.envs);
+  auto ctx = std::make_shared<rollout::AgentContext>();
+  ctx->rollout = cfg.rollout;
+  ctx->prompt = cfg.prompt;
+  ctx->tokenizer = std::make_shared<agentrl::testing::ByteTokenizer>();
+  ctx->chat = text::ChatTemplate::create("chatml", ctx->tokenizer, "");
+  rollout::EpisodeSpec spec;
+  spec.task = suite->tasks().get("train", 3);
+  rollout::EpisodeRunner runner(suite->make_env(), spec, ctx);
+  // search the instruction, click the first product link (after back and
+  // next), buy; a fresh policy per episode
+  auto buy_first_result = [] {
+    return [step = 0](envs::Env& env) mutable -> std::optional<std::string> {
+      if (step > 2) return std::nullopt;
+      const std::string action = step == 0   ? "search[" + env.task_description() + "]"
+                                 : step == 1 ? env.admissible_actions().at(2)
+                                             : std::string("click[buy now]");
+      ++step;
+      return "<think>t</think><action>" + action + "</action>";
+    };
+  };
+  auto traj = rollout::run_scripted_episode(runner, buy_first_result());
+  ASSERT_EQ(traj.turns.size(), 3u);
+  ASSERT_GT(traj.score, 0.0);
+  ASSERT_LT(traj.score, 1.0) << "the bought product happens to score 1: pick another goal";
+  EXPECT_FALSE(traj.success);
+  EXPECT_DOUBLE_EQ(traj.reward, 0.0);
+  // The same episode under the env's own reward pays its score, scaled.
+  ctx->rollout.reward_on = "env";
+  rollout::EpisodeRunner again(suite->make_env(), spec, ctx);
+  auto scored = rollout::run_scripted_episode(again, buy_first_result());
+  EXPECT_DOUBLE_EQ(scored.reward, 10.0 * traj.score);
+}
+
+TEST(PaperPreset, VerlAgentWebshopInvalidResponsesSendTheirLast20Characters) {
+  auto cfg = load_experiment_config(kWebshopPreset, {});
+  EXPECT_EQ(cfg.rollout.projection_fallback_chars, 20);
+  // webshop/projection.py: actions[i][-20:] of the lower-cased response.
+  EXPECT_EQ(envs::verl_agent_projection("I will click on the First product now", 20).action, "he first product now");
+  EXPECT_FALSE(envs::verl_agent_projection("I will click on the First product now", 20).valid);
 }
 
 }  // namespace

@@ -12,7 +12,8 @@
 //     "</action>", stripped; when "</action>" comes first the slice is empty
 //     (and still counts as found);
 //   - without either tag the response is invalid and the env still receives
-//     its last 30 characters (code points), lower-cased;
+//     its last `fallback_chars` characters (code points), lower-cased (30 in
+//     the ALFWorld projection, 20 in the WebShop one);
 //   - the response is invalid unless it contains both "<think>" and
 //     "</think>" (anywhere, case-sensitive) and no CJK unified ideograph
 //     (U+4E00..U+9FFF).
@@ -20,6 +21,7 @@
 // Thread-safety: pure functions.
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 namespace agentrl::envs {
@@ -29,7 +31,7 @@ struct Projection {
   bool valid = false;  // the response has the protocol's format
 };
 
-Projection verl_agent_projection(const std::string& response);
+Projection verl_agent_projection(const std::string& response, size_t fallback_chars = 30);
 
 // True when the UTF-8 text holds a code point in U+4E00..U+9FFF.
 bool has_cjk_unified_ideograph(const std::string& utf8);

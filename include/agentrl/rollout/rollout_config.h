@@ -78,7 +78,9 @@ struct RolloutConfig {
   double invalid_action_penalty = 0.0;  // subtracted from the reward per invalid action
   std::string invalid_penalty_on = "any";  // any: format or env-rejected actions; format: unparseable responses only
   std::string projection = "env";  // response -> action: env (env.extract_action) | verl-agent (envs/projection.h)
+  int64_t projection_fallback_chars = 30;  // verl-agent projection: characters an invalid response sends
   double reward_scale = 1.0;       // env rewards are multiplied by this (verl-agent: 10 for a win)
+  std::string reward_on = "env";   // env: the env's reward; success: 1 for a won episode, else 0
   int64_t concurrency = 64;        // episodes in flight at once
   double episode_timeout_s = 600;  // wall-clock limit per episode; beyond it the episode fails
   bool deterministic = true;       // lock-step turns: bit-exact reproducible rollouts
@@ -106,10 +108,18 @@ struct RolloutConfig {
             {"any", "format"});
     v.field("projection", projection,
             "response -> env action: env (the env's parser) or verl-agent (lower-cased first <action> block, "
-            "<think> required, CJK invalid, invalid responses send their last 30 characters)",
+            "<think> required, CJK invalid, invalid responses send their last projection_fallback_chars characters)",
             {"env", "verl-agent"});
+    v.field("projection_fallback_chars", projection_fallback_chars,
+            "verl-agent projection: an invalid response sends its last N characters to the env (verl-agent: 30 on "
+            "ALFWorld, 20 on WebShop)",
+            config::Range::at_least(1));
     v.field("reward_scale", reward_scale, "env rewards are multiplied by this before penalties (verl-agent: 10)",
             config::Range::positive());
+    v.field("reward_on", reward_on,
+            "env: the env's reward; success: 1 on the step that wins the episode (the env's success flag), 0 "
+            "otherwise, times reward_scale (verl-agent WebShop: 10 for a won episode, nothing for a partial score)",
+            {"env", "success"});
     v.field("concurrency", concurrency, "episodes in flight at once", config::Range::at_least(1));
     v.field("episode_timeout_s", episode_timeout_s,
             "time limit of one episode in seconds: its env time in deterministic (lock-step) mode, its wall time "

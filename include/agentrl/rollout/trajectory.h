@@ -56,6 +56,7 @@ struct Trajectory {
   double score = 0.0;        // env score (may differ from reward, e.g. WebShop)
   bool success = false;
   bool truncated = false;    // episode hit the turn or context limit
+  bool context_cut = false;  // ... the context limit (rollout.max_context_tokens): the model could not finish
   bool failed = false;       // env threw / timed out: excluded from training
   bool loss_masked = false;  // kept in group statistics but contributes no loss (SimpleTIR void-turn filter)
   std::string error;

@@ -30,6 +30,7 @@ struct EvalReport {
   double mean_reward = 0.0;
   double mean_turns = 0.0;
   double invalid_action_ratio = 0.0;
+  int64_t context_cut = 0;  // episodes the context limit ended (they count as failures)
   std::map<std::string, std::pair<int64_t, int64_t>> per_type;  // type -> (successes, episodes)
   std::vector<rollout::Trajectory> trajectories;
 
@@ -47,6 +48,8 @@ EvalReport evaluate(rollout::Generator& generator, std::shared_ptr<const envs::E
                     uint64_t seed, int64_t samples_per_task = 1);
 
 // Summarises already-finished trajectories (also used for scripted policies).
+// evaluate() and evaluate_scripted() also log a warning naming
+// rollout.max_context_tokens when the context limit ended any episode.
 EvalReport summarize(const std::string& split, std::vector<rollout::Trajectory> trajectories);
 
 // Evaluates a scripted policy (e.g. rollout::expert_policy, what `agentrl

@@ -25,6 +25,15 @@ std::string upper(std::string s) {
   return s;
 }
 
+// Python's str.split(sep) for a non-empty sep.
+std::vector<std::string> split_on(const std::string& s, const std::string& sep) {
+  std::vector<std::string> out;
+  size_t from = 0;
+  for (size_t at; (at = s.find(sep, from)) != std::string::npos; from = at + sep.size()) out.push_back(s.substr(from, at - from));
+  out.push_back(s.substr(from));
+  return out;
+}
+
 // Visible texts -> simple-mode observation.
 std::string join_texts(const std::vector<std::string>& texts) {
   std::string out;
@@ -109,6 +118,21 @@ std::string WebshopEnv::reset_goal(size_t goal_index) {
 std::string WebshopEnv::task_description() const { return goal_ ? goal_->instruction_text : ""; }
 
 std::string WebshopEnv::observation() const {
+  std::string text = simple_observation();
+  if (data_->observation_mode != "verl-agent" || !goal_) return text;
+  // verl-agent's format_obs: the texts after the first one equal to the
+  // instruction, each in single quotes, joined by " [SEP] " (the page's
+  // header up to the instruction dropped); a page without the instruction
+  // (the done page) stays as it is.
+  const auto parts = split_on(text, kSep);
+  const auto at = std::find(parts.begin(), parts.end(), goal_->instruction_text);
+  if (at == parts.end()) return text;
+  std::string out;
+  for (auto it = at + 1; it != parts.end(); ++it) out += (out.empty() ? "'" : std::string(kSep) + "'") + *it + "'";
+  return out;
+}
+
+std::string WebshopEnv::simple_observation() const {
   const std::string& instr = goal_ ? goal_->instruction_text : std::string();
   std::vector<std::string> t;
   switch (page_) {
@@ -161,11 +185,17 @@ std::string WebshopEnv::observation() const {
   return "";
 }
 
-std::map<std::string, WebshopEnv::Clickable> WebshopEnv::clickables() const {
+void WebshopEnv::Clickables::add(const std::string& text, Clickable c) {
+  // A Python dict: a later entry overrides the value, the key keeps its place.
+  if (by_text.insert_or_assign(text, std::move(c)).second) order.push_back(text);
+}
+
+WebshopEnv::Clickables WebshopEnv::clickables() const {
   // get_available_actions: buttons and product links by lowercased text,
-  // then radio options by value (a later entry overrides an earlier one).
-  std::map<std::string, Clickable> c;
-  auto button = [&](const char* text) { c[lower(text)] = {Clickable::kButton, ""}; };
+  // then radio options by value (a later entry overrides an earlier one), in
+  // the page's document order.
+  Clickables c;
+  auto button = [&](const char* text) { c.add(lower(text), {Clickable::kButton, ""}); };
   switch (page_) {
     case Page::kSearch:
       button("Search");
@@ -176,13 +206,13 @@ std::map<std::string, WebshopEnv::Clickable> WebshopEnv::clickables() const {
       button("Next >");
       const size_t begin = static_cast<size_t>(results_page_ - 1) * kProductsPerPage;
       for (size_t i = begin; i < std::min(results_.size(), begin + kProductsPerPage); ++i)
-        c[lower(results_[i]->asin)] = {Clickable::kProductLink, ""};
+        c.add(lower(results_[i]->asin), {Clickable::kProductLink, ""});
       break;
     }
     case Page::kItem:
       for (const char* b : {"Back to Search", "< Prev", "Description", "Features", "Reviews", "Buy Now"}) button(b);
       for (const auto& [name, values] : item_->options)
-        for (const auto& v : values) c[v] = {Clickable::kOption, name};
+        for (const auto& v : values) c.add(v, {Clickable::kOption, name});
       break;
     case Page::kDescription:
     case Page::kFeatures:
@@ -199,8 +229,15 @@ std::map<std::string, WebshopEnv::Clickable> WebshopEnv::clickables() const {
 std::vector<std::string> WebshopEnv::admissible_actions() const {
   std::vector<std::string> out;
   if (done_ || !goal_) return out;
+  if (data_->admissible_format == "verl-agent") {
+    // verl-agent's format_avail_actions: the search bar first, then every
+    // clickable in page order, the search button included.
+    if (page_ == Page::kSearch) out.push_back("search[<your query>]");
+    for (const auto& text : clickables().order) out.push_back("click[" + text + "]");
+    return out;
+  }
   if (page_ == Page::kSearch) out.push_back("search[<query>]");
-  for (const auto& [text, c] : clickables())
+  for (const auto& [text, c] : clickables().by_text)
     if (text != "search") out.push_back("click[" + text + "]");
   std::sort(out.begin(), out.end());
   return out;
@@ -251,7 +288,7 @@ StepResult WebshopEnv::step(const std::string& action) {
   ++steps_;
   auto [name, arg] = parse_action(action);
   if (arg) *arg = lower(*arg);
-  const auto clicks = clickables();
+  const auto clicks = clickables().by_text;
   bool valid = true;
   if (name == "search" && arg && !arg->empty()) {
     go_search_results(*arg, 1);
@@ -341,7 +378,7 @@ std::optional<std::string> WebshopEnv::expert_action() {
     }
     case Page::kItem: {
       if (item_ != target) return "click[< prev]";
-      const auto clicks = clickables();
+      const auto clicks = clickables().by_text;
       for (const auto& o : goal_->goal_options) {
         auto c = clicks.find(o.value);
         if (c == clicks.end() || c->second.kind != Clickable::kOption) continue;

@@ -35,8 +35,14 @@ void WebshopConfig::visit(config::Visitor& v) {
   v.field("index_dir", index_dir,
           "BM25 index directory; empty = next to the products file, or the agentrl cache for built-in/read-only data");
   v.field("max_steps", max_steps, "maximum steps of an episode", config::Range::at_least(1));
-  v.field("observation_mode", observation_mode, "observation format (simple = WebShop's 'text' mode, [SEP]-joined)",
-          {"simple"});
+  v.field("observation_mode", observation_mode,
+          "observation format: simple (WebShop's 'text' mode, [SEP]-joined) or verl-agent (the texts after the "
+          "instruction, each in single quotes, as verl-agent's format_obs)",
+          {"simple", "verl-agent"});
+  v.field("admissible_format", admissible_format,
+          "admissible actions: agentrl (sorted, search[<query>]) or verl-agent (search[<your query>] first, then "
+          "every clickable in page order, click[search] included)",
+          {"agentrl", "verl-agent"});
   v.field("seed", seed, "seed of the built-in catalog and of price draws", config::Range::at_least(0));
 }
 
@@ -183,6 +189,8 @@ void load_real(const WebshopConfig& c, WebshopData& d) {
 std::shared_ptr<const WebshopData> load_webshop_data(const WebshopConfig& c) {
   auto d = std::make_shared<WebshopData>();
   d->max_steps = static_cast<int>(c.max_steps);
+  d->observation_mode = c.observation_mode;
+  d->admissible_format = c.admissible_format;
   if (c.products_file.empty())
     load_builtin(c, *d);
   else

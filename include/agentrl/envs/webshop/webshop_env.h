@@ -74,7 +74,8 @@ struct WebshopConfig {
   // ~/.cache/agentrl, under webshop-index/).
   std::string index_dir;
   int64_t max_steps = 15;
-  std::string observation_mode = "simple";
+  std::string observation_mode = "simple";  // simple | verl-agent
+  std::string admissible_format = "agentrl";  // agentrl | verl-agent
   int64_t seed = 42;  // catalog generation and price draws
 
   void visit(config::Visitor& v);
@@ -88,6 +89,8 @@ struct WebshopData {
   size_t test_goals = 0, eval_goals = 0;
   std::shared_ptr<const search::Bm25Index> index;
   int max_steps = 15;
+  std::string observation_mode = "simple";    // WebshopConfig::observation_mode
+  std::string admissible_format = "agentrl";  // WebshopConfig::admissible_format
   // Top-50 products for a query (WebShop's SEARCH_RETURN_N), skipping hits
   // that are not in the store.
   std::vector<const Product*> search(const std::string& query) const;
@@ -131,7 +134,13 @@ class WebshopEnv final : public Env {
     enum Kind { kButton, kProductLink, kOption } kind;
     std::string option_name;  // kOption
   };
-  std::map<std::string, Clickable> clickables() const;
+  struct Clickables {
+    std::map<std::string, Clickable> by_text;
+    std::vector<std::string> order;  // page (document) order, each text once
+    void add(const std::string& text, Clickable c);
+  };
+  Clickables clickables() const;
+  std::string simple_observation() const;  // WebShop's 'text' mode
   void go_search_results(const std::string& keywords, int page);
   StepResult buy();
 
