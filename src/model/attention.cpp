@@ -49,36 +49,33 @@ torch::Tensor attend_block(const torch::Tensor& qb, const torch::Tensor& kb, con
   return torch::matmul(probs, vb).view({B, Hkv, G, n, D});
 }
 
-}  // namespace
-
-torch::Tensor grouped_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
-                                const torch::Tensor& allowed, int64_t query_block) {
-  const int64_t B = q.size(0), Hq = q.size(1), T = q.size(2), D = q.size(3);
-  const int64_t Hkv = k.size(1), G = Hq / Hkv;
-  auto qg = q.reshape({B, Hkv, G, T, D});
-  std::vector<torch::Tensor> outs;
-  for (int64_t s = 0; s < T; s += query_block) {
-    const int64_t n = std::min(query_block, T - s), e = s + n;  // causal: block sees keys [0, e)
-    auto qb = qg.narrow(3, s, n).reshape({B, Hkv, G * n, D});
-    outs.push_back(attend_block(qb, k.narrow(2, 0, e), v.narrow(2, 0, e), allowed.narrow(1, s, n).narrow(2, 0, e), G));
-  }
-  auto out = outs.size() == 1 ? outs[0] : torch::cat(outs, 3);
-  return out.reshape({B, Hq, T, D});
-}
-
-torch::Tensor masked_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
-                               const torch::Tensor& allowed, int64_t query_block) {
+// Attention in blocks of queries; `causal`: query i sits at position i, so
+// block [s, s+n) sees keys [0, s+n) only and the later keys are skipped.
+torch::Tensor blocked_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                                const torch::Tensor& allowed, int64_t query_block, bool causal) {
   const int64_t B = q.size(0), Hq = q.size(1), Q = q.size(2), D = q.size(3);
   const int64_t Hkv = k.size(1), G = Hq / Hkv;
   auto qg = q.reshape({B, Hkv, G, Q, D});
   std::vector<torch::Tensor> outs;
   for (int64_t s = 0; s < Q; s += query_block) {
-    const int64_t n = std::min(query_block, Q - s);
+    const int64_t n = std::min(query_block, Q - s), e = causal ? s + n : k.size(2);
     auto qb = qg.narrow(3, s, n).reshape({B, Hkv, G * n, D});
-    outs.push_back(attend_block(qb, k, v, allowed.narrow(1, s, n), G));
+    outs.push_back(attend_block(qb, k.narrow(2, 0, e), v.narrow(2, 0, e), allowed.narrow(1, s, n).narrow(2, 0, e), G));
   }
   auto out = outs.size() == 1 ? outs[0] : torch::cat(outs, 3);
   return out.reshape({B, Hq, Q, D});
+}
+
+}  // namespace
+
+torch::Tensor grouped_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                                const torch::Tensor& allowed, int64_t query_block) {
+  return blocked_attention(q, k, v, allowed, query_block, /*causal=*/true);
+}
+
+torch::Tensor masked_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                               const torch::Tensor& allowed, int64_t query_block) {
+  return blocked_attention(q, k, v, allowed, query_block, /*causal=*/false);
 }
 
 torch::Tensor cached_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v) {

@@ -65,6 +65,17 @@ std::string py_format(const std::string& t, const std::map<std::string, std::str
   return out;
 }
 
+// The rollout's context for a preset: its rollout and prompt settings, a
+// byte tokenizer under ChatML.
+std::shared_ptr<rollout::AgentContext> preset_context(const ExperimentConfig& cfg) {
+  auto ctx = std::make_shared<rollout::AgentContext>();
+  ctx->rollout = cfg.rollout;
+  ctx->prompt = cfg.prompt;
+  ctx->tokenizer = std::make_shared<agentrl::testing::ByteTokenizer>();
+  ctx->chat = text::ChatTemplate::create("chatml", ctx->tokenizer, "");
+  return ctx;
+}
+
 // "\n ".join(f"'{s}'" for s in admissible if s != 'help')
 std::string admissible(const envs::Env& env) {
   std::string out;
@@ -78,11 +89,7 @@ std::string admissible(const envs::Env& env) {
 TEST(PaperPreset, VerlAgentAlfworldPromptsMatchTheOriginalTemplatesStringForString) {
   auto cfg = load_experiment_config(kPreset, {});
   auto suite = envs::make_env_suite(cfg.env.name, cfg.envs);
-  auto ctx = std::make_shared<rollout::AgentContext>();
-  ctx->rollout = cfg.rollout;
-  ctx->prompt = cfg.prompt;
-  ctx->tokenizer = std::make_shared<agentrl::testing::ByteTokenizer>();
-  ctx->chat = text::ChatTemplate::create("chatml", ctx->tokenizer, "");
+  auto ctx = preset_context(cfg);
   rollout::EpisodeSpec spec;
   spec.task = suite->tasks().get("valid_seen", 4);
   spec.env_seed = 11;
@@ -216,11 +223,7 @@ std::string format_obs(const std::string& raw, const std::string& task) {
 TEST(PaperPreset, VerlAgentWebshopPromptsMatchTheOriginalTemplatesStringForString) {
   auto cfg = load_experiment_config(kWebshopPreset, {});
   auto suite = envs::make_env_suite(cfg.env.name, cfg.envs);
-  auto ctx = std::make_shared<rollout::AgentContext>();
-  ctx->rollout = cfg.rollout;
-  ctx->prompt = cfg.prompt;
-  ctx->tokenizer = std::make_shared<agentrl::testing::ByteTokenizer>();
-  ctx->chat = text::ChatTemplate::create("chatml", ctx->tokenizer, "");
+  auto ctx = preset_context(cfg);
   rollout::EpisodeSpec spec;
   spec.task = suite->tasks().get("train", 3);
   spec.env_seed = 5;
@@ -278,11 +281,7 @@ TEST(PaperPreset, VerlAgentWebshopPaysNothingForAPartialScore) {
   // (WebShop's reward in (0, 1)); verl-agent's env pays 10 x won only.
   auto cfg = load_experiment_config(kWebshopPreset, {});
   auto suite = envs::make_env_suite(cfg.env.name, cfg.envs);
-  auto ctx = std::make_shared<rollout::AgentContext>();
-  ctx->rollout = cfg.rollout;
-  ctx->prompt = cfg.prompt;
-  ctx->tokenizer = std::make_shared<agentrl::testing::ByteTokenizer>();
-  ctx->chat = text::ChatTemplate::create("chatml", ctx->tokenizer, "");
+  auto ctx = preset_context(cfg);
   rollout::EpisodeSpec spec;
   spec.task = suite->tasks().get("train", 3);
   rollout::EpisodeRunner runner(suite->make_env(), spec, ctx);
