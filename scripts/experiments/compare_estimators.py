@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The estimator comparison table (scripts/experiments/compare_estimators.sh).
 
-Usage: compare_estimators.py [--seeds "1 2 3"] NAME=runs/seeds/TAG [NAME=DIR ...]
+Usage: compare_estimators.py [--seeds "1 2 3"] [--plot FILE.png] NAME=runs/seeds/TAG [NAME=DIR ...]
 
 For each estimator NAME and seed S (DIR/seedS/metrics.jsonl of a finished
 run): held-out success after SFT (step 0) and after RL (the last
@@ -10,7 +10,9 @@ estimator finished; the paired difference against grpo per seed (when grpo
 is listed) and on how many seeds the estimator beat grpo; EMPG's diagnostics
 (mean over iterations of empg/amplified_frac, empg/attenuated_frac,
 empg/g_min, empg/g_max) and Li's logit-update norm (actor/logit_update_norm,
-mean over iterations).
+mean over iterations). --plot draws the learning curves (held-out success,
+greedy and sampled, mean over the common seeds with the range as a band) of
+every estimator in one figure (needs matplotlib).
 """
 import json
 import pathlib
@@ -52,13 +54,39 @@ def mean_of(rows, key):
     return statistics.mean(xs) if xs else None
 
 
+def plot(runs, common, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
+    for col, (ax, title) in enumerate(zip(axes, ["greedy", "sampled"])):
+        for name, found in runs.items():
+            steps = sorted(set.intersection(*(set(found[s][0]) for s in common)))
+            vals = [[found[s][0][t][col] for s in common] for t in steps]
+            mean = [statistics.mean(v) for v in vals]
+            ax.plot(steps, mean, marker="o", label=name)
+            ax.fill_between(steps, [min(v) for v in vals], [max(v) for v in vals], alpha=0.12)
+        ax.set_title(f"held-out success, {title} (mean of seeds {' '.join(map(str, common))}, band: range)")
+        ax.set_xlabel("RL iteration (0 = after SFT)")
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("success (%)")
+    axes[0].legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    print(f"figure: {path}")
+
+
 def main(argv):
     seeds = None
+    plot_path = None
     args = []
     i = 0
     while i < len(argv):
         if argv[i] == "--seeds":
             seeds = [int(s) for s in argv[i + 1].split()]
+            i += 2
+        elif argv[i] == "--plot":
+            plot_path = argv[i + 1]
             i += 2
         else:
             args.append(argv[i])
@@ -118,6 +146,8 @@ def main(argv):
             g, sa = found[s][0][max(found[s][0])]
             cells.append(f"{g:.1f} / {sa:.1f}")
         print(f"| {s} | " + " | ".join(cells) + " |")
+    if plot_path and common:
+        plot(runs, common, plot_path)
 
 
 if __name__ == "__main__":

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # The estimators compared on the quickstart (issue #21 A): one quickstart
 # sweep per estimator over the same seeds (scripts/experiments/quickstart_seeds.sh),
-# then the comparison table (compare_estimators.py): held-out success after RL,
+# then the comparison table and the learning-curve figure
+# docs/estimators_quickstart.png (compare_estimators.py): held-out success after RL,
 # greedy and sampled, mean +- std, paired per seed against grpo, EMPG's
 # diagnostics and Li's logit-update norm.
 #   scripts/experiments/compare_estimators.sh [--seeds "1 2 3 4 5"] [--estimators "grpo empg gigpo dapo dapo_empg"]
 # Estimators (everything else is configs/quickstart.yaml, clip 0.2/0.28 in all):
-#   empg       the shipped config: EMPG on GRPO (runs/seeds/shipped, shared with issue #27's sweep)
+#   empg       the shipped config: EMPG on GRPO (runs/seeds/sft6, shared with issue #27's sweep)
 #   grpo       algorithm.adv_estimator=grpo
 #   gigpo      algorithm.adv_estimator=gigpo
 #   dapo       grpo + dynamic sampling (zero_variance filter) + token-mean loss
@@ -30,7 +31,7 @@ cd "$ROOT"
 dirs=()
 for e in $estimators; do
   case "$e" in
-    empg) tag=shipped; over=() ;;
+    empg) tag=sft6; over=() ;;
     grpo) tag=grpo; over=(algorithm.adv_estimator=grpo) ;;
     gigpo) tag=gigpo; over=(algorithm.adv_estimator=gigpo) ;;
     dapo) tag=dapo; over=(algorithm.adv_estimator=grpo "algorithm.filters=[zero_variance]" actor.loss_agg=token-mean) ;;
@@ -43,4 +44,4 @@ for e in $estimators; do
 done
 PY=/usr/bin/python3
 [[ -x "$PY" ]] || PY=python3
-"$PY" scripts/experiments/compare_estimators.py --seeds "$seeds" "${dirs[@]}"
+"$PY" scripts/experiments/compare_estimators.py --seeds "$seeds" --plot docs/estimators_quickstart.png "${dirs[@]}"

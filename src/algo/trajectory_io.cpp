@@ -158,8 +158,9 @@ rollout::Trajectory parse_trajectory_json(const std::string& json_text, const st
   t.error = opt_string(o, "error", w);
   const std::string mode = opt_string(o, "context_mode", w);
   if (mode == "window") t.context_mode = rollout::ContextMode::kWindow;
+  else if (mode == "inline") t.context_mode = rollout::ContextMode::kInline;
   else if (mode.empty() || mode == "full") t.context_mode = rollout::ContextMode::kFull;
-  else throw FormatError(w.prefix("context_mode") + "expected \"full\" or \"window\", got \"" + mode + "\"");
+  else throw FormatError(w.prefix("context_mode") + "expected \"full\", \"window\" or \"inline\", got \"" + mode + "\"");
   const json& turns = require(o, "turns", w);
   if (!turns.is_array()) throw FormatError(w.prefix("turns") + "expected a list, got " + turns.dump());
   for (size_t i = 0; i < turns.size(); ++i) t.turns.push_back(parse_turn(turns[i], i, w));
@@ -219,7 +220,7 @@ std::string trajectory_to_json(const rollout::Trajectory& t, bool with_token_ids
   o["sample_index"] = t.sample_index;
   o["task_id"] = t.task_id;
   o["task_type"] = t.task_type;
-  o["context_mode"] = t.context_mode == rollout::ContextMode::kWindow ? "window" : "full";
+  o["context_mode"] = rollout::context_mode_name(t.context_mode);
   o["reward"] = t.reward;
   o["score"] = t.score;
   o["success"] = t.success;

@@ -1,6 +1,7 @@
 #include "agentrl/envs/projection.h"
 
 #include "agentrl/core/strings.h"
+#include "agentrl/envs/text_case.h"
 
 namespace agentrl::envs {
 namespace {
@@ -33,7 +34,7 @@ std::string last_code_points(const std::string& s, size_t n) {
 }
 
 Projection verl_agent_projection(const std::string& response, size_t fallback_chars) {
-  const std::string lowered = strings::lower_ascii(response);
+  const std::string lowered = python_lower(response);
   const std::string open = "<action>", close = "</action>";
   const size_t start = lowered.find(open), end = lowered.find(close);
   Projection p;

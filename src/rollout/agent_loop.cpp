@@ -53,7 +53,10 @@ EpisodeRunner::EpisodeRunner(std::unique_ptr<envs::Env> env, EpisodeSpec spec,
   traj_.episode_id = spec_.episode_id;
   traj_.task_id = spec_.task.id;
   traj_.task_type = spec_.task.task_type;
-  traj_.context_mode = ctx_->rollout.context_mode == "window" ? ContextMode::kWindow : ContextMode::kFull;
+  const std::string& mode = ctx_->rollout.context_mode;
+  traj_.context_mode = mode == "window"   ? ContextMode::kWindow
+                       : mode == "inline" ? ContextMode::kInline
+                                          : ContextMode::kFull;
 }
 
 std::string EpisodeRunner::truncate_observation(const std::string& observation) const {
@@ -94,7 +97,7 @@ std::string EpisodeRunner::admissible_text() const {
   return out;
 }
 
-std::string EpisodeRunner::fill(const std::string& tmpl, const std::string& observation) const {
+std::string EpisodeRunner::fill(const std::string& tmpl, const std::string& observation, bool truncate) const {
   const size_t taken = traj_.turns.size();
   const size_t shown = std::min(taken, static_cast<size_t>(ctx_->rollout.window_turns));
   const bool has_history = tmpl.find("{history}") != std::string::npos;
@@ -105,7 +108,7 @@ std::string EpisodeRunner::fill(const std::string& tmpl, const std::string& obse
                            {"prev_steps", std::to_string(taken)},
                            {"history_length", std::to_string(shown)},
                            {"history", has_history ? window_history() : ""},
-                           {"observation", truncate_observation(observation)}});
+                           {"observation", truncate ? truncate_observation(observation) : observation}});
 }
 
 std::optional<GenerationRequest> EpisodeRunner::start() {
@@ -133,7 +136,7 @@ std::optional<GenerationRequest> EpisodeRunner::make_request(std::vector<int32_t
   turn.user_message = user_message;
   turn.context_tokens = std::move(new_context_tokens);
   std::vector<int32_t> prompt;
-  if (traj_.context_mode == ContextMode::kFull) {
+  if (one_sequence_per_episode(traj_.context_mode)) {
     context_.insert(context_.end(), turn.context_tokens.begin(), turn.context_tokens.end());
     prompt = context_;
   } else {
@@ -143,7 +146,7 @@ std::optional<GenerationRequest> EpisodeRunner::make_request(std::vector<int32_t
   if (room < 1) {
     // The context is full before the model could speak: the episode ends
     // truncated; the unanswered context is not part of the trajectory.
-    if (traj_.context_mode == ContextMode::kFull)
+    if (one_sequence_per_episode(traj_.context_mode))
       context_.resize(context_.size() - turn.context_tokens.size());
     traj_.truncated = true;
     traj_.context_cut = true;
@@ -194,19 +197,26 @@ std::optional<GenerationRequest> EpisodeRunner::on_generation(const GenerationRe
   for (const auto& [k, v] : step.info.metrics) traj_.metrics[k] = v;
   if (!step.info.task_type.empty()) traj_.task_type = step.info.task_type;
 
-  if (traj_.context_mode == ContextMode::kFull)
-    context_.insert(context_.end(), turn.generated_tokens.begin(), turn.generated_tokens.end());
-
   current_observation_ = step.observation;
-  if (step.done) {
+  const bool at_limit = static_cast<int>(traj_.turns.size()) >= turn_limit_;
+  if (step.done || at_limit) {
+    traj_.truncated = traj_.truncated || (!step.done && at_limit);
     done_ = true;
     return std::nullopt;
   }
-  if (static_cast<int>(traj_.turns.size()) >= turn_limit_) {
-    traj_.truncated = true;
-    done_ = true;
-    return std::nullopt;
+  if (traj_.context_mode == ContextMode::kInline &&
+      (result.finish_reason == FinishReason::kEos || result.finish_reason == FinishReason::kStopToken) &&
+      !turn.generated_tokens.empty()) {
+    // The tool output continues the same assistant message: an end-of-turn
+    // token the model emitted is not part of it. Search-R1 and SimpleTIR drop
+    // it the same way (they decode with skip_special_tokens). The token is
+    // not trained on either.
+    turn.generated_tokens.pop_back();
+    turn.logprobs.pop_back();
+    turn.entropies.pop_back();
   }
+  if (one_sequence_per_episode(traj_.context_mode))
+    context_.insert(context_.end(), turn.generated_tokens.begin(), turn.generated_tokens.end());
   return next_turn(step.observation);
 }
 
@@ -227,6 +237,7 @@ std::optional<GenerationRequest> EpisodeRunner::next_turn(const std::string& obs
     msgs.push_back({"user", user});
     return make_request(ctx_->chat->prompt_tokens(msgs), observation, user);
   }
+  if (traj_.context_mode == ContextMode::kInline) return inline_turn(observation);
   // Full mode: close the assistant turn exactly as the chat template would
   // have rendered it. If the model already emitted the template's end token
   // (e.g. <|im_end|> as EOS) only the rest of the closing sequence is added.
@@ -237,15 +248,42 @@ std::optional<GenerationRequest> EpisodeRunner::next_turn(const std::string& obs
   return make_request(std::move(tokens), observation, user);
 }
 
+std::optional<GenerationRequest> EpisodeRunner::inline_turn(const std::string& observation) {
+  // Tokenised on its own and appended to the ids so far, as the originals
+  // do (never re-tokenising the model's text). Cut in token space to the
+  // budget without a marker, as Search-R1 cuts its information block.
+  std::string text = fill(ctx_->prompt.inline_observation, observation, /*truncate=*/false);
+  auto ids = ctx_->tokenizer->encode(text, false, false);
+  const auto budget = static_cast<size_t>(ctx_->rollout.observation_token_budget);
+  if (ids.size() > budget) {
+    ids.resize(budget);
+    text = ctx_->tokenizer->decode(ids);
+  }
+  return make_request(std::move(ids), observation, text);
+}
+
 GenerationResult EpisodeRunner::scripted_result(const std::string& response_text) const {
   GenerationResult r;
   r.tokens = ctx_->tokenizer->encode(response_text, false, false);
-  auto end = ctx_->chat->assistant_end_tokens();
-  if (!end.empty()) r.tokens.push_back(end.front());
-  r.logprobs.assign(r.tokens.size(), 0.0f);
-  r.entropies.assign(r.tokens.size(), 0.0f);
   r.text = response_text;
   r.finish_reason = FinishReason::kEos;
+  // Inline mode: a response that ends at one of the env's stop strings is
+  // what the engine returns there (generation stops at the string, no
+  // end-of-turn token).
+  const auto stops = env_->stop_strings();
+  const bool at_stop = traj_.context_mode == ContextMode::kInline &&
+                       std::any_of(stops.begin(), stops.end(), [&](const std::string& s) {
+                         return response_text.size() >= s.size() &&
+                                response_text.compare(response_text.size() - s.size(), s.size(), s) == 0;
+                       });
+  auto end = ctx_->chat->assistant_end_tokens();
+  if (at_stop) {
+    r.finish_reason = FinishReason::kStopString;
+  } else if (!end.empty()) {
+    r.tokens.push_back(end.front());
+  }
+  r.logprobs.assign(r.tokens.size(), 0.0f);
+  r.entropies.assign(r.tokens.size(), 0.0f);
   return r;
 }
 

@@ -55,7 +55,7 @@ TrainBatch build_train_batch(const std::vector<Trajectory>& trajectories, int64_
     const Trajectory& t = trajectories[i];
     if (t.failed) throw std::logic_error("build_train_batch: failed trajectory " + t.episode_id);
     const bool trainable = !t.loss_masked;
-    if (t.context_mode == ContextMode::kFull) {
+    if (one_sequence_per_episode(t.context_mode)) {
       Row row;
       row.traj = static_cast<int64_t>(i);
       for (size_t k = 0; k < t.turns.size(); ++k) append_turn(row, t.turns[k], static_cast<int64_t>(k), trainable);

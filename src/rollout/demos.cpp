@@ -74,6 +74,12 @@ std::vector<nlohmann::json> trajectory_to_conversations(const Trajectory& t, con
   auto system = [&](nlohmann::json& msgs) {
     if (!prompt.system.empty()) msgs.push_back({{"role", "system"}, {"content", prompt.system}});
   };
+  if (t.context_mode == ContextMode::kInline)
+    // A chat conversation cannot say which part of the one assistant message
+    // is tool output: SFT on it would train on the tool's text.
+    throw UsageError("rollout.context_mode inline: an episode is one assistant message with tool output spliced "
+                     "in, which chat conversations cannot mask; SFT on inline demos runs inside `agentrl train` "
+                     "(sft.data empty) instead");
   std::vector<nlohmann::json> out;
   if (t.context_mode == ContextMode::kFull) {
     nlohmann::json msgs = nlohmann::json::array();

@@ -105,10 +105,35 @@ TEST(DeepsearchEnv, SearchObservationUsesInformationTags) {
             0u)
       << r.observation;
   EXPECT_EQ(r.observation.substr(r.observation.size() - 16), "</information>\n\n");
+  // The passages are stripped before wrapping, as Search-R1 does.
+  EXPECT_NE(r.observation[r.observation.size() - 17], '\n');
   EXPECT_FALSE(r.done);
   StepResult common = env->step("<search> born in city </search>");  // matches most passages
   EXPECT_NE(common.observation.find("\nDoc 3(Title: "), std::string::npos);  // topk = 3
   EXPECT_EQ(common.observation.find("\nDoc 4(Title: "), std::string::npos);
+}
+
+TEST(DeepsearchEnv, SearchR1ModeParsesTheFirstTagAndEndsTheQuestionWithAQuestionMark) {
+  DeepSearchConfig c = small_config();
+  c.action_parse = "first";
+  c.question_mark = true;
+  c.instruction = "Answer the given question.";
+  DeepSearchSuite suite(c);
+  auto env = suite.make_env();
+  const Task task = suite.get("test", 0);
+  const std::string first = env->reset(task, 0);
+  EXPECT_EQ(first.rfind("Answer the given question. Question: ", 0), 0u) << first;
+  EXPECT_EQ(first.substr(first.size() - 2), "?\n") << first;
+  EXPECT_EQ(first.find("??"), std::string::npos) << first;
+  EXPECT_EQ(question_with_mark("  who wrote it "), "who wrote it?");
+  EXPECT_EQ(question_with_mark("who wrote it?"), "who wrote it?");
+  // Search-R1's regex takes the first tag: here the search, not the answer.
+  StepResult r = env->step("<search> " + suite.world()->passages[0].title() + " </search> <answer> x </answer>");
+  EXPECT_FALSE(r.done);
+  EXPECT_EQ(r.observation.rfind("\n\n<information>", 0), 0u);
+  StepResult a = env->step("<answer> " + suite.item(task).golden_answers[0] + " </answer><search> y </search>");
+  EXPECT_TRUE(a.done);
+  EXPECT_TRUE(a.info.success);
 }
 
 TEST(DeepsearchEnv, InvalidTurnGetsSearchR1Message) {

@@ -35,6 +35,16 @@ class DeepsearchHttp : public ::testing::Test {
   std::string url_;
 };
 
+TEST_F(DeepsearchHttp, SearchR1sEndpointUrlIsAcceptedAndOtherPathsAreRefused) {
+  HttpRetrieverOptions o;
+  o.url = url_ + "/retrieve";  // Search-R1's scripts: retriever.url=http://127.0.0.1:8000/retrieve
+  HttpRetriever remote(o);
+  EXPECT_EQ(remote.search("born", 2).size(), 2u);
+  EXPECT_TRUE(remote.get("w3"));  // /access on the same server
+  o.url = url_ + "/search";
+  EXPECT_THROW(HttpRetriever{o}, ConfigError);
+}
+
 TEST_F(DeepsearchHttp, RemoteResultsEqualLocalResults) {
   HttpRetrieverOptions o;
   o.url = url_;

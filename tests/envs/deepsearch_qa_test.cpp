@@ -52,6 +52,30 @@ TEST(DeepsearchQa, ParsesTheLastActionTag) {
   EXPECT_EQ(c->content, "w12");
 }
 
+TEST(DeepsearchQa, FirstMatchParsingIsSearchR1sRegex) {
+  // re.search(r'<(search|answer)>(.*?)</\1>', text, re.DOTALL) on the same texts.
+  auto a = parse_action("<search> q1 </search> then <answer> A </answer>", false, /*first=*/true);
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->kind, ActionKind::kSearch);
+  EXPECT_EQ(a->content, "q1");
+  // An opening tag without its closing tag is skipped for the next one.
+  auto b = parse_action("<answer> unfinished <search>\nq2\n</search>", false, true);
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->kind, ActionKind::kSearch);
+  EXPECT_EQ(b->content, "q2");
+  // The lazy group ends at the first closing tag.
+  auto c = parse_action("<answer> x </answer> y </answer>", false, true);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->content, "x");
+  // <access> is no tag of Search-R1's: with allow_access off it is ignored.
+  auto d = parse_action("<access> w1 </access><answer> z </answer>", false, true);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->kind, ActionKind::kAnswer);
+  EXPECT_FALSE(parse_action("no tags at all", false, true));
+  // The last-tag default is unchanged.
+  EXPECT_EQ(parse_action("<search> q1 </search> then <answer> A </answer>", false)->kind, ActionKind::kAnswer);
+}
+
 TEST(DeepsearchQa, RejectsUnparseableTurns) {
   EXPECT_FALSE(parse_action("I will search for it", true));
   EXPECT_FALSE(parse_action("<search> unterminated", true));
@@ -80,6 +104,23 @@ TEST(DeepsearchQa, LoadsFlashragQa) {
   EXPECT_EQ(items[0].golden_answers, (std::vector<std::string>{"A", "B"}));
   EXPECT_EQ(items[1].id, "5");
   EXPECT_EQ(items[1].golden_answers, (std::vector<std::string>{"1999"}));
+}
+
+TEST(DeepsearchQa, DataSourceOfAQaLineIsTheItemsType) {
+  auto path = write_temp("envs2_mix.jsonl",
+                         "{\"question\": \"who?\", \"golden_answers\": [\"A\"], \"data_source\": \"nq\"}\n"
+                         "{\"question\": \"when?\", \"golden_answers\": [\"B\"]}\n");
+  auto items = load_flashrag_qa(path);
+  ASSERT_EQ(items.size(), 2u);
+  EXPECT_EQ(items[0].type, "nq");
+  EXPECT_EQ(items[1].type, "");
+  auto bad = write_temp("envs2_mix_bad.jsonl", "{\"question\": \"q\", \"golden_answers\": [\"a\"], \"data_source\": 3}\n");
+  try {
+    load_flashrag_qa(bad);
+    FAIL() << "expected FormatError";
+  } catch (const FormatError& e) {
+    EXPECT_NE(std::string(e.what()).find(bad + ":1: \"data_source\" must be a string"), std::string::npos) << e.what();
+  }
 }
 
 TEST(DeepsearchQa, MalformedQaLineNamesFileAndLine) {

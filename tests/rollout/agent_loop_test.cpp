@@ -6,7 +6,9 @@
 #include <set>
 
 #include "agentrl/rollout/agent_loop.h"
+#include "agentrl/core/error.h"
 #include "agentrl/rollout/batch_builder.h"
+#include "agentrl/rollout/demos.h"
 #include "agentrl/rollout/rollout_pool.h"
 #include "rollout/rollout_test_support.h"
 
@@ -55,6 +57,75 @@ TEST(AgentLoop, FullModeTrajectoryTokensAreExactlyWhatTheGeneratorSawAndProduced
   EXPECT_EQ(ctx1[1], ByteTokenizer::kImStart);
   EXPECT_TRUE(t.success);
   EXPECT_DOUBLE_EQ(t.reward, 1.0);
+}
+
+TEST(AgentLoop, InlineModeSplicesTheObservationIntoTheAssistantMessage) {
+  auto ctx = make_ctx("inline");
+  ctx->prompt.inline_observation = "\n<obs>{observation}</obs>\n";
+  auto suite = std::make_shared<CountingSuite>();
+  ScriptedGenerator gen;  // every response ends with <|im_end|>
+  RolloutPool pool(gen, suite, ctx);
+  auto trajs = pool.run(specs(1, 1));
+  ASSERT_EQ(trajs.size(), 1u);
+  const Trajectory& t = trajs[0];
+  ASSERT_FALSE(t.failed) << t.error;
+  ASSERT_EQ(t.turns.size(), 2u);
+  EXPECT_EQ(t.context_mode, ContextMode::kInline);
+  ByteTokenizer tok;
+  const std::string response = "<think>go</think><action>inc</action>";
+  // One sequence: the chat prompt, then the whole episode as one assistant
+  // message: the first response without its <|im_end|> (the episode goes
+  // on), the spliced observation, the last response with it.
+  const std::string text = tok.decode(sequence_tokens(t), false);
+  const std::string prompt = tok.decode(gen.requests[0].prompt, false);
+  EXPECT_EQ(text, prompt + response + "\n<obs>count=1</obs>\n" + response + "<|im_end|>");
+  EXPECT_EQ(tok.decode(gen.requests[1].prompt, false), prompt + response + "\n<obs>count=1</obs>\n");
+  EXPECT_EQ(t.turns[0].generated_tokens.size(), response.size());
+  EXPECT_EQ(t.turns[0].logprobs.size(), response.size());
+  EXPECT_EQ(t.turns[1].generated_tokens.size(), response.size() + 1);
+  EXPECT_EQ(t.turns[1].user_message, "\n<obs>count=1</obs>\n");
+  // Loss only on the model's own tokens: the spliced text is masked.
+  auto batch = build_train_batch(trajs);
+  ASSERT_EQ(batch.rows(), 1);
+  EXPECT_EQ(batch.loss_mask[0].sum().item<float>(), static_cast<float>(2 * response.size() + 1));
+}
+
+TEST(AgentLoop, InlineObservationsAreCutToTheTokenBudgetWithoutAMarker) {
+  auto ctx = make_ctx("inline");
+  ctx->prompt.inline_observation = "[{observation}] and more text after it";
+  ctx->rollout.observation_token_budget = 9;
+  auto suite = std::make_shared<CountingSuite>();
+  ScriptedGenerator gen;
+  RolloutPool pool(gen, suite, ctx);
+  auto trajs = pool.run(specs(1, 1));
+  ASSERT_EQ(trajs[0].turns.size(), 2u);
+  const Turn& second = trajs[0].turns[1];
+  ByteTokenizer tok;
+  EXPECT_EQ(tok.decode(second.context_tokens, false), "[count=1]");
+  EXPECT_EQ(second.user_message, "[count=1]");
+}
+
+TEST(AgentLoop, InlineExpertDemoEndsAtTheStopStringLikeTheEngine) {
+  struct StopEnv : CountingEnv {
+    std::vector<std::string> stop_strings() const override { return {"</action>"}; }
+  };
+  auto spec = specs(1, 1)[0];
+  EpisodeRunner inline_runner(std::make_unique<StopEnv>(), spec, make_ctx("inline"));
+  EpisodeRunner full_runner(std::make_unique<StopEnv>(), spec, make_ctx("full"));
+  ByteTokenizer tok;
+  // Ends at the env's stop string: no end token in inline mode (the engine
+  // stops there), the template's end token in full mode (as before).
+  auto r = inline_runner.scripted_result("<action>inc</action>");
+  EXPECT_EQ(tok.decode(r.tokens, false), "<action>inc</action>");
+  EXPECT_EQ(r.finish_reason, FinishReason::kStopString);
+  EXPECT_EQ(r.logprobs.size(), r.tokens.size());
+  EXPECT_EQ(full_runner.scripted_result("<action>inc</action>").tokens.back(), ByteTokenizer::kImEnd);
+  // A final text without a stop string keeps the end token in both modes.
+  EXPECT_EQ(inline_runner.scripted_result("done").tokens.back(), ByteTokenizer::kImEnd);
+  // Inline demos have no chat-conversation form that masks the tool output.
+  Trajectory t;
+  t.context_mode = ContextMode::kInline;
+  EXPECT_THROW(trajectory_to_conversations(t, PromptConfig{}), UsageError);
 }
 
 TEST(AgentLoop, LossMaskIsOneExactlyOnGeneratedTokensWithTheirLogprobs) {

@@ -1,5 +1,6 @@
 // Token-exactness of trajectories on the four real envs (ALFWorld, WebShop,
-// Deep Search, code tool), in both context modes: a tiny random policy plays
+// Deep Search, code tool), in every context mode (inline: the tool envs): a
+// tiny random policy plays
 // episodes through the real GenerationEngine and RolloutPool, and a recording
 // Generator in between keeps every request and result. The trajectory must
 // reconstruct exactly what the engine consumed and produced (no text is ever
@@ -163,7 +164,7 @@ std::shared_ptr<AgentContext> agent_context(const std::string& env, const std::s
   ctx->rollout.episode_timeout_s = 60;
   // Lock-step (generate_batch) in full mode, throughput (submit) in window
   // mode: both engine paths are covered.
-  ctx->rollout.deterministic = mode == "full";
+  ctx->rollout.deterministic = mode != "window";
   if (env == "deepsearch" || env == "codetool") {  // their configs/base prompts: the observation is the prompt
     ctx->prompt.system = "";
     ctx->prompt.first_user = ctx->prompt.next_user = "{observation}";
@@ -210,7 +211,9 @@ class EnvTokenExactness : public ::testing::TestWithParam<std::tuple<std::string
     o.prefill_chunk_tokens = 4096;
     return o;
   }
-  bool full() const { return std::get<1>(GetParam()) == "full"; }
+  // One sequence per episode (full and inline modes).
+  bool full() const { return std::get<1>(GetParam()) != "window"; }
+  bool inline_mode() const { return std::get<1>(GetParam()) == "inline"; }
   std::vector<RecordingGenerator::Call> calls(size_t episode) const {
     const auto& s = specs_[episode];
     return recorder_->calls_of(s.group_id * 1000003 + s.sample_index);  // EpisodeRunner's request order
@@ -226,7 +229,7 @@ class EnvTokenExactness : public ::testing::TestWithParam<std::tuple<std::string
 };
 
 TEST_P(EnvTokenExactness, TrajectoryTokensAreExactlyWhatTheEngineConsumedAndProduced) {
-  int eos_turns = 0, length_turns = 0;
+  int eos_turns = 0, length_turns = 0, dropped_eos = 0;
   for (size_t e = 0; e < trajs_.size(); ++e) {
     const Trajectory& t = trajs_[e];
     const auto c = calls(e);
@@ -237,17 +240,43 @@ TEST_P(EnvTokenExactness, TrajectoryTokensAreExactlyWhatTheEngineConsumedAndProd
       const Turn& turn = t.turns[k];
       const auto& prompt = c[k].request.prompt;
       EXPECT_EQ(prompt, full() ? concat(before, turn.context_tokens) : turn.context_tokens) << e << "/" << k;
-      EXPECT_EQ(turn.generated_tokens, c[k].result.tokens) << e << "/" << k;
-      EXPECT_EQ(turn.logprobs, c[k].result.logprobs) << e << "/" << k;
-      EXPECT_EQ(turn.entropies, c[k].result.entropies) << e << "/" << k;
+      // Inline mode: a turn the episode continues after loses the
+      // end-of-turn token it ended with (the tool output continues the
+      // message); everything else is the engine's output as it came.
+      auto tokens = c[k].result.tokens;
+      auto logprobs = c[k].result.logprobs;
+      auto entropies = c[k].result.entropies;
+      if (inline_mode() && k + 1 < t.turns.size() && c[k].result.finish_reason == FinishReason::kEos) {
+        EXPECT_EQ(tokens.back(), ByteTokenizer::kImEnd);
+        tokens.pop_back(), logprobs.pop_back(), entropies.pop_back();
+        ++dropped_eos;
+      }
+      EXPECT_EQ(turn.generated_tokens, tokens) << e << "/" << k;
+      EXPECT_EQ(turn.logprobs, logprobs) << e << "/" << k;
+      EXPECT_EQ(turn.entropies, entropies) << e << "/" << k;
       EXPECT_EQ(turn.response, c[k].result.text) << e << "/" << k;
-      ASSERT_FALSE(turn.generated_tokens.empty());
+      // Inline mode: a turn of nothing but <|im_end|> keeps no token.
+      if (!inline_mode()) ASSERT_FALSE(turn.generated_tokens.empty());
       ASSERT_EQ(turn.logprobs.size(), turn.generated_tokens.size());
       ASSERT_EQ(turn.entropies.size(), turn.generated_tokens.size());
       if (!full()) {
         EXPECT_EQ(sequence_tokens(t, static_cast<int64_t>(k)), concat(prompt, turn.generated_tokens)) << e << "/" << k;
       }
-      if (full() && k > 0) {
+      if (inline_mode() && k > 0) {
+        // The env's output tokenised on its own (cut to the budget), with no
+        // chat-turn tokens around it.
+        auto spliced = ctx_->tokenizer->encode(turn.observation_before, false, false);
+        if (spliced.size() > static_cast<size_t>(ctx_->rollout.observation_token_budget))
+          spliced.resize(static_cast<size_t>(ctx_->rollout.observation_token_budget));
+        EXPECT_EQ(turn.context_tokens, spliced) << e << "/" << k;
+        for (int32_t id : turn.context_tokens) {
+          EXPECT_NE(id, ByteTokenizer::kImStart) << e << "/" << k;
+          EXPECT_NE(id, ByteTokenizer::kImEnd) << e << "/" << k;
+        }
+        // The previous turn's text runs on into the spliced output.
+        if (!t.turns[k - 1].generated_tokens.empty())
+          EXPECT_NE(t.turns[k - 1].generated_tokens.back(), ByteTokenizer::kImEnd) << e << "/" << k;
+      } else if (full() && k > 0) {
         // The template closes the previous turn: only "\n" after a generated
         // <|im_end|>, the whole "<|im_end|>\n" after a cut-off turn.
         const bool ended = t.turns[k - 1].generated_tokens.back() == ByteTokenizer::kImEnd;
@@ -265,6 +294,10 @@ TEST_P(EnvTokenExactness, TrajectoryTokensAreExactlyWhatTheEngineConsumedAndProd
   // Both ways a turn ends occur (tiny_policy's steered <|im_end|>).
   EXPECT_GT(eos_turns, 0);
   EXPECT_GT(length_turns, 0);
+  // Deep Search goes on after an invalid turn (the code tool ends the
+  // episode on one: a void turn), so there the dropped token must occur.
+  if (inline_mode() && std::get<0>(GetParam()) == "deepsearch")
+    EXPECT_GT(dropped_eos, 0) << "the dropped end-of-turn token was not exercised";
 }
 
 TEST_P(EnvTokenExactness, LossMaskIsOneExactlyOnGeneratedTokensWithBehaviourLogprobs) {
@@ -334,6 +367,14 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Combine(::testing::Values("alfworld", "webshop", "deepsearch", "codetool"),
                        ::testing::Values("full", "window"), ::testing::Values("fp32")),
     [](const auto& p) { return std::get<0>(p.param) + "_" + std::get<1>(p.param); });
+
+// Inline mode (Search-R1, SimpleTIR): the tool envs' output spliced into the
+// one assistant message.
+INSTANTIATE_TEST_SUITE_P(
+    ToolEnvsInline, EnvTokenExactness,
+    ::testing::Combine(::testing::Values("deepsearch", "codetool"), ::testing::Values("inline"),
+                       ::testing::Values("fp32", "bf16")),
+    [](const auto& p) { return std::get<0>(p.param) + "_" + std::get<1>(p.param) + "_" + std::get<2>(p.param); });
 
 // The same checks with bf16 weights (the GPU configs' dtype).
 INSTANTIATE_TEST_SUITE_P(

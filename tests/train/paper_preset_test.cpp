@@ -13,9 +13,11 @@
 #include <vector>
 
 #include "agentrl/core/strings.h"
+#include "agentrl/envs/deepsearch/deepsearch_env.h"
 #include "agentrl/envs/projection.h"
 #include "agentrl/envs/registry.h"
 #include "agentrl/rollout/agent_loop.h"
+#include "agentrl/rollout/batch_builder.h"
 #include "agentrl/train/experiment_config.h"
 #include "rollout/rollout_test_support.h"
 
@@ -316,6 +318,96 @@ TEST(PaperPreset, VerlAgentWebshopInvalidResponsesSendTheirLast20Characters) {
   // webshop/projection.py: actions[i][-20:] of the lower-cased response.
   EXPECT_EQ(envs::verl_agent_projection("I will click on the First product now", 20).action, "he first product now");
   EXPECT_FALSE(envs::verl_agent_projection("I will click on the First product now", 20).valid);
+}
+
+// configs/paper/search_r1_qwen2.5_3b.yaml on the built-in world (the QA
+// files and the e5 server are not here), with a local retriever. The expected
+// text is built the way Search-R1 builds it (a14dc3a):
+// qa_search_train_merge.py make_prefix on the stripped question ended with
+// '?', generation.py's information block and invalid-action message.
+const std::string kSearchR1Preset = std::string(AGENTRL_SOURCE_DIR) + "/configs/paper/search_r1_qwen2.5_3b.yaml";
+const std::string kSearchR1Prefix =
+    "Answer the given question. You must conduct reasoning inside <think> and </think> first every time you get new "
+    "information. After reasoning, if you find you lack some knowledge, you can call a search engine by <search> "
+    "query </search> and it will return the top searched results between <information> and </information>. You can "
+    "search as many times as your want. If you find no further external knowledge needed, you can directly provide "
+    "the answer inside <answer> and </answer>, without detailed illustrations. For example, <answer> Beijing "
+    "</answer>. Question: ";
+
+ExperimentConfig search_r1_on_the_world() {
+  // The byte tokenizer of the test makes every byte a token: the budget is
+  // raised so that the prompt (~600 bytes, ~150 Qwen tokens) is not cut.
+  return load_experiment_config(
+      kSearchR1Preset, {"rollout.observation_token_budget=5000", "deepsearch.data=world", "deepsearch.retriever.kind=local", "deepsearch.world.people=200",
+                        "deepsearch.world.cities=20", "deepsearch.world.organisations=40", "deepsearch.world.works=80",
+                        "deepsearch.world.questions=400",
+                        "deepsearch.retriever.cache_dir=" + std::string(AGENTRL_BINARY_DIR) + "/train-searchr1-cache"});
+}
+
+TEST(PaperPreset, SearchR1EpisodeIsOneAssistantMessageStringForString) {
+  auto cfg = search_r1_on_the_world();
+  EXPECT_EQ(cfg.rollout.context_mode, "inline");
+  auto suite = envs::make_env_suite(cfg.env.name, cfg.envs);
+  auto ctx = preset_context(cfg);
+  rollout::EpisodeSpec spec;
+  spec.task = suite->tasks().get("train", 7);
+  rollout::EpisodeRunner runner(suite->make_env(), spec, ctx);
+  auto traj = rollout::run_scripted_episode(runner, rollout::expert_policy(cfg.prompt));
+  ASSERT_GE(traj.turns.size(), 2u) << "the expert answers at once: pick a question that needs a search";
+  ASSERT_TRUE(traj.success);
+  // The prompt: Qwen's default system message and make_prefix's user message.
+  const std::string question = strings::trim(suite->make_env()->reset(spec.task, 0).substr(kSearchR1Prefix.size()));
+  ASSERT_EQ(question.back(), '?');
+  EXPECT_EQ(traj.turns[0].user_message, kSearchR1Prefix + question + "\n");
+  // The whole sequence: the chat prompt, then each response followed by the
+  // information block of its search, inside one assistant message.
+  agentrl::testing::ByteTokenizer tok;
+  std::string expected = "<|im_start|>system\n" + cfg.prompt.system + "<|im_end|>\n<|im_start|>user\n" +
+                         kSearchR1Prefix + question + "\n<|im_end|>\n<|im_start|>assistant\n";
+  auto replica = suite->make_env();
+  replica->reset(spec.task, 0);
+  for (size_t k = 0; k < traj.turns.size(); ++k) {
+    const auto& turn = traj.turns[k];
+    if (k > 0) expected += turn.user_message;
+    expected += turn.response;
+    const std::string obs = replica->step(turn.response).observation;
+    if (k + 1 < traj.turns.size()) {
+      // generation.py: f'\n\n<information>{search_results.strip()}</information>\n\n'
+      ASSERT_EQ(obs.rfind("\n\n<information>Doc 1(Title: ", 0), 0u) << obs;
+      EXPECT_EQ(traj.turns[k + 1].user_message, obs);
+      EXPECT_EQ(obs.find("\n</information>"), std::string::npos) << "the passages are stripped";
+    }
+  }
+  // The last response ends at </answer>, where generation stops.
+  EXPECT_EQ(tok.decode(rollout::sequence_tokens(traj), false), expected);
+  EXPECT_EQ(traj.turns.back().response.substr(traj.turns.back().response.size() - 9), "</answer>");
+  EXPECT_DOUBLE_EQ(traj.reward, 1.0);
+}
+
+TEST(PaperPreset, SearchR1TurnsParseAndScoreAsTheOriginal) {
+  auto cfg = search_r1_on_the_world();
+  auto suite = envs::make_env_suite(cfg.env.name, cfg.envs);
+  auto env = suite->make_env();
+  const auto task = suite->tasks().get("train", 7);
+  env->reset(task, 0);
+  // An invalid turn gets the original's message and the episode goes on.
+  auto invalid = env->step("I do not know what to do.");
+  EXPECT_FALSE(invalid.done);
+  EXPECT_EQ(invalid.observation,
+            "\nMy previous action is invalid. If I want to search, I should put the query between <search> and "
+            "</search>. If I want to give the final answer, I should put the answer between <answer> and </answer>. "
+            "Let me try again.\n");
+  // <access> is not a Search-R1 action; the first tag counts.
+  auto access = env->step("<access> w1 </access>");
+  EXPECT_TRUE(access.info.invalid_action);
+  // max_turns 2 + the final turn: the third turn ends the episode, a search
+  // in it brings nothing back and scores 0.
+  auto last = env->step("<search> anything </search>");
+  EXPECT_TRUE(last.done);
+  EXPECT_DOUBLE_EQ(last.reward, 0.0);
+  // The retriever URL of train_grpo.sh is accepted as written.
+  EXPECT_EQ(cfg.envs.as<envs::deepsearch::DeepSearchConfig>("deepsearch").retriever.url,
+            "http://127.0.0.1:8000/retrieve");
 }
 
 }  // namespace

@@ -12,7 +12,7 @@
 //   task_id       string?   ""        task_type string? ""
 //   score         number?   = reward  success   bool?  false
 //   truncated     bool?     false     loss_masked bool? false
-//   context_mode  string?   "full"    ("full" | "window")
+//   context_mode  string?   "full"    ("full" | "window" | "inline")
 //   failed        bool?     false     error string? ""  (a crashed episode)
 //   metrics       object?   ignored on reading (the env's episode metrics)
 // Each turn:

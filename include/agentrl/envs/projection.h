@@ -6,8 +6,8 @@
 // verl-agent's text-env projection (agent_system/environments/env_package/
 // {alfworld,webshop}/projection.py, verl-agent at d0b9724), reproduced in its
 // observable behaviour:
-//   - the whole response is lower-cased (ASCII letters here; Python's lower()
-//     also folds non-ASCII letters, which no ALFWorld/WebShop action has);
+//   - the whole response is lower-cased as Python's lower() does
+//     (envs/text_case.h: every letter, not only ASCII);
 //   - the action is the text between the FIRST "<action>" and the FIRST
 //     "</action>", stripped; when "</action>" comes first the slice is empty
 //     (and still counts as found);

@@ -7,7 +7,10 @@
 // request (or nullopt when the episode is over). The tokens recorded in the
 // Trajectory are exactly the prompt tokens sent to the generator and the
 // tokens it returned (never re-tokenised): context tokens get loss mask 0,
-// generated tokens loss mask 1 (rollout/batch_builder.h).
+// generated tokens loss mask 1 (rollout/batch_builder.h). One exception, in
+// inline mode: an end-of-turn token that ends a turn the episode continues
+// after is dropped (with its log-prob), since the tool output continues the
+// same assistant message (as Search-R1 and SimpleTIR do).
 //
 // Thread-safety: one EpisodeRunner is driven by one thread at a time.
 #pragma once
@@ -61,7 +64,8 @@ class EpisodeRunner {
   std::optional<GenerationRequest> on_generation(const GenerationResult& result);
   // Builds a GenerationResult from scripted text (expert demos, tests): the
   // text is tokenised as if generated, followed by the chat template's end
-  // token; logprobs and entropies are 0.
+  // token (inline mode: none after a text that ends at one of the env's stop
+  // strings, where the engine stops); logprobs and entropies are 0.
   GenerationResult scripted_result(const std::string& response_text) const;
 
   bool done() const { return done_; }
@@ -73,7 +77,7 @@ class EpisodeRunner {
   double env_seconds() const { return env_seconds_; }
 
  private:
-  std::string fill(const std::string& tmpl, const std::string& observation) const;
+  std::string fill(const std::string& tmpl, const std::string& observation, bool truncate = true) const;
   std::string truncate_observation(const std::string& observation) const;
   std::string window_history() const;
   std::string admissible_text() const;
@@ -81,6 +85,7 @@ class EpisodeRunner {
   std::optional<GenerationRequest> make_request(std::vector<int32_t> new_context_tokens,
                                                 const std::string& observation, const std::string& user_message);
   std::optional<GenerationRequest> next_turn(const std::string& observation);
+  std::optional<GenerationRequest> inline_turn(const std::string& observation);
 
   std::unique_ptr<envs::Env> env_;
   EpisodeSpec spec_;

@@ -44,7 +44,8 @@ std::optional<std::string> mistaken_command(const std::string& command, Rng& rng
 // whole episode in full mode, one per step in window mode. A demo_mistake
 // turn's assistant message carries "weight": 0 (not trained on; the key of
 // OpenAI's fine-tuning format, read by sft_sequences_from_jsonl); in window
-// mode its step is left out.
+// mode its step is left out. Inline mode throws UsageError (no chat form
+// can mask the spliced tool output).
 std::vector<nlohmann::json> trajectory_to_conversations(const Trajectory& t, const PromptConfig& prompt);
 
 }  // namespace agentrl::rollout

@@ -43,6 +43,10 @@ struct PromptConfig {
   // How a scripted expert phrases its response (used for demos).
   std::string expert_response = "<think>{thought}</think><action>{action}</action>";
   bool show_admissible_actions = true;
+  // Inline mode: the text spliced into the assistant message after a tool
+  // call ({observation}: the env's output, which for Deep Search and the code
+  // tool already carries Search-R1's / SimpleTIR's wrapping).
+  std::string inline_observation = "{observation}";
 
   void visit(config::Visitor& v) {
     v.field("system", system, "system prompt (empty = no system message)");
@@ -59,13 +63,16 @@ struct PromptConfig {
     v.field("admissible_exclude", admissible_exclude, "actions left out of {admissible_actions} (e.g. help)");
     v.field("expert_response", expert_response, "response format of the scripted expert ({thought}, {action})");
     v.field("show_admissible_actions", show_admissible_actions, "fill {admissible_actions} (else empty)");
+    v.field("inline_observation", inline_observation,
+            "inline mode: the text spliced into the assistant message after each action ({observation} and the "
+            "other placeholders of first_user)");
   }
 };
 
 struct RolloutConfig {
   int64_t group_size = 8;          // G episodes per task (same env seed)
   int64_t tasks_per_iteration = 16;  // B tasks per iteration
-  std::string context_mode = "full";  // full | window
+  std::string context_mode = "full";  // full | window | inline
   int64_t window_turns = 2;        // window mode: k previous turns shown
   int64_t max_turns = 50;          // cap on steps (env's own limit also applies)
   int64_t max_new_tokens = 256;    // per turn
@@ -89,8 +96,11 @@ struct RolloutConfig {
   void visit(config::Visitor& v) {
     v.field("group_size", group_size, "episodes per task (GRPO group size G)", config::Range::at_least(1));
     v.field("tasks_per_iteration", tasks_per_iteration, "tasks sampled per iteration (B)", config::Range::at_least(1));
-    v.field("context_mode", context_mode, "full: one growing sequence per episode; window: each step is a fresh prompt",
-            {"full", "window"});
+    v.field("context_mode", context_mode,
+            "full: one growing sequence per episode, a chat turn per step; window: each step is a fresh prompt; "
+            "inline: the episode is one assistant message, the env's output spliced into it after each action "
+            "(Search-R1, SimpleTIR; loss-masked, cut to observation_token_budget tokens without a marker)",
+            {"full", "window", "inline"});
     v.field("window_turns", window_turns, "window mode: previous turns shown in the prompt", config::Range::at_least(0));
     v.field("max_turns", max_turns, "maximum agent turns per episode", config::Range::at_least(1));
     v.field("max_new_tokens", max_new_tokens, "maximum generated tokens per turn", config::Range::at_least(1));

@@ -11,6 +11,10 @@
 //            concat over turns of (context_tokens, generated_tokens).
 //  - window: each turn is its own sample; context_tokens of a turn is the
 //            whole prompt of that step (task + last k turns).
+//  - inline: as full, one sequence per episode, but the whole episode is one
+//            assistant message (Search-R1, SimpleTIR): a later turn's
+//            context_tokens are the tool output spliced into the model's own
+//            text, with no chat-turn tokens around it.
 //
 // Plain value types, torch-free.
 #pragma once
@@ -22,7 +26,19 @@
 
 namespace agentrl::rollout {
 
-enum class ContextMode { kFull, kWindow };
+enum class ContextMode { kFull, kWindow, kInline };
+
+// "full" | "window" | "inline".
+inline const char* context_mode_name(ContextMode m) {
+  switch (m) {
+    case ContextMode::kFull: return "full";
+    case ContextMode::kWindow: return "window";
+    case ContextMode::kInline: return "inline";
+  }
+  return "unknown";
+}
+// One sequence per episode (full and inline) rather than one per turn (window).
+inline bool one_sequence_per_episode(ContextMode m) { return m != ContextMode::kWindow; }
 
 struct Turn {
   std::vector<int32_t> context_tokens;    // loss mask 0

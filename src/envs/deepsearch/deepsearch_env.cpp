@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "agentrl/core/error.h"
+#include "agentrl/core/strings.h"
 #include "agentrl/envs/registry.h"
 #include "agentrl/envs/search/bm25_index.h"
 
@@ -19,6 +20,12 @@ namespace fs = std::filesystem;
 const char* const kInvalidActionMessage =
     "\nMy previous action is invalid. If I want to search, I should put the query between <search> and </search>. "
     "If I want to give the final answer, I should put the answer between <answer> and </answer>. Let me try again.\n";
+
+std::string question_with_mark(const std::string& question) {
+  std::string q = strings::trim(question);
+  if (q.empty() || q.back() != '?') q += '?';
+  return q;
+}
 
 std::string truncate_words(const std::string& text, size_t max_words) {
   size_t words = 0;
@@ -150,7 +157,8 @@ std::string DeepSearchEnv::reset(const Task& task, uint64_t seed) {
   turn_ = searches_ = accesses_ = invalid_ = 0;
   done_ = false;
   next_chunk_.clear();
-  return suite_.config().instruction + " Question: " + item_.question + "\n";
+  const std::string question = suite_.config().question_mark ? question_with_mark(item_.question) : item_.question;
+  return suite_.config().instruction + " Question: " + question + "\n";
 }
 
 void DeepSearchEnv::fill_metrics(StepResult& r) const {
@@ -190,7 +198,7 @@ StepResult DeepSearchEnv::step(const std::string& response) {
     return res;
   }
   ++turn_;
-  auto action = parse_action(response, c.allow_access);
+  auto action = parse_action(response, c.allow_access, c.action_parse == "first");
   if (!action) {
     ++invalid_;
     res.info.invalid_action = true;
@@ -210,12 +218,13 @@ StepResult DeepSearchEnv::step(const std::string& response) {
     ++searches_;
     std::vector<Passage> docs;
     for (auto& h : suite_.retriever().search(action->content, static_cast<size_t>(c.topk))) docs.push_back(h.passage);
+    // Stripped, as Search-R1 strips the passages before wrapping them.
     std::string info = truncate_words(format_passages(docs, c.allow_access), static_cast<size_t>(c.max_obs_tokens));
-    res.observation = "\n\n<information>" + info + "</information>\n\n";
+    res.observation = "\n\n<information>" + strings::trim(info) + "</information>\n\n";
   } else {
     ++accesses_;
     std::string info = truncate_words(access(action->content), static_cast<size_t>(c.max_obs_tokens));
-    res.observation = "\n\n<information>" + info + "</information>\n\n";
+    res.observation = "\n\n<information>" + strings::trim(info) + "</information>\n\n";
   }
   if (turn_ >= c.max_turns) {
     res.done = done_ = true;

@@ -1,4 +1,5 @@
 #include "agentrl/envs/deepsearch/qa.h"
+#include "agentrl/envs/text_case.h"
 
 #include <sys/stat.h>
 
@@ -42,12 +43,13 @@ double f1_one(const std::string& pred, const std::string& gold) {
 }  // namespace
 
 std::string normalize_answer(const std::string& s) {
-  // lower -> remove punctuation (ASCII, as Python's string.punctuation) ->
-  // remove articles -> white-space fix, the order of the SQuAD script.
+  // lower (Python's, every letter) -> remove punctuation (ASCII, as Python's
+  // string.punctuation) -> remove articles -> white-space fix, the order of
+  // the SQuAD script and of Search-R1's qa_em.py.
   std::string t;
-  for (unsigned char c : s) {
-    if (std::ispunct(c)) continue;
-    t += static_cast<char>(std::tolower(c));
+  for (char c : python_lower(s)) {
+    if (std::ispunct(static_cast<unsigned char>(c))) continue;
+    t += c;
   }
   std::string out;
   for (auto& w : words(t)) {
@@ -71,7 +73,33 @@ double f1_score(const std::string& prediction, const std::vector<std::string>& g
   return best;
 }
 
-std::optional<ParsedAction> parse_action(const std::string& response, bool allow_access) {
+namespace {
+// Search-R1's first match: the leftmost opening tag whose closing tag
+// follows it (the lazy (.*?) ends at the first closing tag).
+std::optional<ParsedAction> first_action(const std::string& response, bool allow_access) {
+  const std::pair<const char*, ActionKind> tags[] = {
+      {"search", ActionKind::kSearch}, {"access", ActionKind::kAccess}, {"answer", ActionKind::kAnswer}};
+  for (size_t pos = response.find('<'); pos != std::string::npos; pos = response.find('<', pos + 1)) {
+    for (auto& [tag, kind] : tags) {
+      if (kind == ActionKind::kAccess && !allow_access) continue;
+      const std::string open = std::string("<") + tag + ">", close = std::string("</") + tag + ">";
+      if (response.compare(pos, open.size(), open) != 0) continue;
+      const size_t end = response.find(close, pos + open.size());
+      if (end == std::string::npos) continue;
+      return ParsedAction{kind, trim(response.substr(pos + open.size(), end - pos - open.size()))};
+    }
+  }
+  return std::nullopt;
+}
+}  // namespace
+
+std::optional<ParsedAction> parse_action(const std::string& response, bool allow_access, bool first) {
+  if (first) {
+    auto a = first_action(response, allow_access);
+    // Search-R1 sends an empty query as it is; agentrl's retrievers need one.
+    if (a && a->content.empty() && a->kind != ActionKind::kAnswer) return std::nullopt;
+    return a;
+  }
   std::optional<ParsedAction> best;
   size_t best_pos = 0;
   const std::pair<const char*, ActionKind> tags[] = {
@@ -109,6 +137,10 @@ std::vector<QaItem> load_flashrag_qa(const std::string& path) {
       else throw FormatError(where + "\"golden_answers\" must hold strings");
     }
     if (j.contains("id")) q.id = j["id"].is_string() ? j["id"].get<std::string>() : j["id"].dump();
+    if (j.contains("data_source")) {
+      if (!j["data_source"].is_string()) throw FormatError(where + "\"data_source\" must be a string");
+      q.type = j["data_source"].get<std::string>();
+    }
     if (q.id.empty()) q.id = std::to_string(out.size());
     out.push_back(std::move(q));
   });

@@ -91,8 +91,15 @@ HttpRetriever::HttpRetriever(HttpRetrieverOptions options) : options_(std::move(
     throw ConfigError("deepsearch.retriever.url: '" + u + "' must start with http:// or https://");
   scheme_host_port_ = u;
   while (!scheme_host_port_.empty() && scheme_host_port_.back() == '/') scheme_host_port_.pop_back();
+  // Search-R1's scripts name the endpoint itself (http://host:8000/retrieve):
+  // both that and the bare server address are accepted.
+  const std::string endpoint = "/retrieve";
+  if (scheme_host_port_.size() > endpoint.size() &&
+      scheme_host_port_.compare(scheme_host_port_.size() - endpoint.size(), endpoint.size(), endpoint) == 0)
+    scheme_host_port_.resize(scheme_host_port_.size() - endpoint.size());
   if (scheme_host_port_.find('/', scheme_host_port_.find("//") + 2) != std::string::npos)
-    throw ConfigError("deepsearch.retriever.url: '" + u + "' must be scheme://host:port without a path");
+    throw ConfigError("deepsearch.retriever.url: '" + u +
+                      "' must be scheme://host:port or scheme://host:port/retrieve (no other path)");
 }
 HttpRetriever::~HttpRetriever() = default;
 

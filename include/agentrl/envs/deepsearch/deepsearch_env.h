@@ -59,7 +59,7 @@ struct RetrieverConfig {
     v.field("cache_dir", cache_dir, "where the built-in world's index is built once");
     v.field("k1", k1, "BM25 k1 (local)", config::Range::closed(0, 10));
     v.field("b", b, "BM25 b (local)", config::Range::closed(0, 1));
-    v.field("url", url, "retrieval server, scheme://host:port (http)");
+    v.field("url", url, "retrieval server, scheme://host:port or Search-R1's scheme://host:port/retrieve (http)");
     v.field("connect_timeout_s", connect_timeout_s, "HTTP connect timeout (s)", config::Range::positive());
     v.field("read_timeout_s", read_timeout_s, "HTTP read timeout (s)", config::Range::positive());
     v.field("retries", retries, "HTTP retries after the first attempt", config::Range::closed(0, 20));
@@ -91,6 +91,8 @@ struct DeepSearchConfig {
   std::string reward = "em";
   double format_reward = 0.0;
   std::string eval_split = "test";
+  std::string action_parse = "last";  // last | first (Search-R1)
+  bool question_mark = false;         // Search-R1: strip the question, end it with '?'
   std::string instruction =
       "Answer the question. Think step by step inside <think> </think> whenever you receive new information. "
       "To look something up, write <search> your query </search>; the top results come back inside "
@@ -113,6 +115,12 @@ struct DeepSearchConfig {
     v.field("reward", reward, "reward of the final answer", {"em", "f1"});
     v.field("format_reward", format_reward, "reward of a well-formed wrong answer (0 = off)", config::Range::closed(0, 1));
     v.field("eval_split", eval_split, "split used for evaluation", {"train", "dev", "test"});
+    v.field("action_parse", action_parse,
+            "which action tag of a response counts: last (the last complete tag) or first (the first opening tag "
+            "with its closing tag after it, Search-R1's regex)",
+            {"last", "first"});
+    v.field("question_mark", question_mark,
+            "strip the question and end it with '?' when it does not (Search-R1's data processing)");
     v.field("instruction", instruction, "text shown before the question");
     v.section("world", world, "built-in generated world");
     v.section("retriever", retriever, "retrieval backend");
@@ -121,6 +129,9 @@ struct DeepSearchConfig {
 
 // Search-R1's message for a turn without a valid action.
 extern const char* const kInvalidActionMessage;
+
+// Search-R1's question processing: stripped, '?' appended unless it ends so.
+std::string question_with_mark(const std::string& question);
 
 // `text` cut after `max_words` whitespace-separated words (" ..." marks a cut).
 std::string truncate_words(const std::string& text, size_t max_words);

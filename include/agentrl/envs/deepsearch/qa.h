@@ -2,7 +2,8 @@
 // response parsing and the data formats.
 //
 // Scoring follows the SQuAD v1.1 evaluation script (Rajpurkar et al. 2016),
-// re-implemented: normalise = lowercase, remove punctuation, remove the
+// re-implemented: normalise = lowercase (Unicode, as Python's lower()),
+// remove punctuation (ASCII), remove the
 // articles a/an/the, collapse whitespace; exact match (EM) = equal normalised
 // strings; F1 = word-overlap F1 of the normalised token bags. Against several
 // gold answers the best score counts (Search-R1, FlashRAG).
@@ -10,10 +11,15 @@
 // Response grammar (Search-R1 / ASearcher): the model writes <think>...</think>
 // then exactly one action tag: <search> query </search>, <access> doc-id
 // </access> or <answer> text </answer>. The action of a response is its last
-// complete action tag.
+// complete action tag, or (first = true) as Search-R1's
+// re.search(r'<(search|answer)>(.*?)</\1>') finds it: the first opening tag
+// that has its closing tag after it, up to the first such closing tag.
 //
 // Data formats:
 //   FlashRAG QA JSONL:  {"id": ..., "question": ..., "golden_answers": [...]}
+//                       optional "data_source" (Search-R1's dataset name,
+//                       e.g. "nq"): the item's type, so evaluations report
+//                       EM per data source
 //   wiki-18 corpus JSONL: {"id": ..., "contents": "\"Title\"\ntext"}
 // Malformed lines throw FormatError naming the file and the line.
 //
@@ -39,7 +45,7 @@ struct ParsedAction {
 };
 // The last complete <search>/<access>/<answer> tag; nullopt if none (or,
 // with allow_access = false, when the last one is <access>).
-std::optional<ParsedAction> parse_action(const std::string& response, bool allow_access);
+std::optional<ParsedAction> parse_action(const std::string& response, bool allow_access, bool first = false);
 
 struct QaItem {
   std::string id;

@@ -72,7 +72,7 @@ class LocalRetriever final : public Retriever {
 };
 
 struct HttpRetrieverOptions {
-  std::string url = "http://127.0.0.1:8000";  // scheme://host:port (no path)
+  std::string url = "http://127.0.0.1:8000";  // scheme://host:port, optionally + "/retrieve" (Search-R1's form)
   double connect_timeout_s = 2.0;
   double read_timeout_s = 10.0;
   int64_t retries = 3;      // extra attempts after the first
