@@ -58,7 +58,10 @@ CommandRegistrar train_cmd(10, [](CLI::App& root) {
     train::Trainer trainer(cfg, opt);
     auto s = trainer.run();
     std::cout << "run directory: " << s.run_dir << "\n"
-              << "iterations: " << s.iterations_done << (s.interrupted ? " (interrupted, checkpoint written)" : "")
+              << "iterations: " << s.iterations_done
+              << (!s.interrupted                ? ""
+                  : s.last_checkpoint.empty()   ? " (interrupted during SFT, no checkpoint: the next run starts over)"
+                                                : " (interrupted, checkpoint written)")
               << "\n"
               << "last checkpoint: " << s.last_checkpoint << "\n";
     if (s.final_eval_success >= 0) std::cout << "final eval success rate: " << s.final_eval_success << "\n";

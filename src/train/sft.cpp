@@ -123,7 +123,8 @@ rollout::TrainBatch pad(const std::vector<SftSequence>& data, const std::vector<
 }  // namespace
 
 SftReport run_sft(model::TransformerLM& model, const std::vector<SftSequence>& data, const SftConfig& cfg,
-                  int64_t logprob_chunk_tokens, Rng& rng, const StepCallback& on_step) {
+                  int64_t logprob_chunk_tokens, Rng& rng, const StepCallback& on_step,
+                  const std::function<bool()>& stop) {
   if (data.empty()) throw Error("SFT: no training sequences");
   // fp32 masters and moments when the model is bf16/fp16 (see master_weights.h);
   // the masters' precision beyond the model's dtype ends with SFT.
@@ -153,13 +154,17 @@ SftReport run_sft(model::TransformerLM& model, const std::vector<SftSequence>& d
   const int64_t total_steps = cfg.epochs * static_cast<int64_t>(batches.size());
   SftReport report;
   model->train();
-  for (int64_t epoch = 0; epoch < cfg.epochs; ++epoch) {
+  for (int64_t epoch = 0; epoch < cfg.epochs && !report.interrupted; ++epoch) {
     std::vector<size_t> order(batches.size());
     std::iota(order.begin(), order.end(), 0);
     for (size_t i = order.size(); i > 1; --i)
       std::swap(order[i - 1], order[static_cast<size_t>(rng.uniform_int(0, static_cast<int64_t>(i) - 1))]);
     double loss_sum = 0.0, token_sum = 0.0;
     for (size_t bi : order) {
+      if (stop && stop()) {
+        report.interrupted = true;
+        break;
+      }
       auto b = pad(data, batches[bi]);
       const double tokens = b.loss_mask.sum().item<double>();
       if (tokens == 0) continue;

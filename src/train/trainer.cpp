@@ -323,7 +323,8 @@ std::vector<SftSequence> sft_data(RunContext& c) {
 // Every rank runs the same deterministic SFT (rank 0's result is broadcast);
 // RL then starts with fresh moments, masters from the SFT weights and the
 // SFT policy as its reference. Rank 0 evaluates the SFT policy (step 0).
-void run_sft_stage(RunContext& c, TrainerState& st) {
+// False when a stop signal ended SFT early (nothing else is done then).
+bool run_sft_stage(RunContext& c, TrainerState& st) {
   const auto& cfg = c.cfg;
   auto data = sft_data(c);
   Rng sft_rng(mix_seed(static_cast<uint64_t>(cfg.runtime.seed), 0x5F7));
@@ -335,7 +336,16 @@ void run_sft_stage(RunContext& c, TrainerState& st) {
                     if (step % 100 == 0)
                       log().info("SFT step {} | loss {:.4f} | epoch {}", step, m.at("sft/loss"),
                                  static_cast<int64_t>(m.at("sft/epoch")));
-                  });
+                  },
+                  // SIGTERM/SIGINT stop SFT at the next step on every rank
+                  // (a long SFT would otherwise run to its end first).
+                  [&c] { return c.hooks.sum(Trainer::stop_requested().load() ? 1.0 : 0.0) > 0; });
+    if (rep.interrupted) {
+      // No checkpoint: a partly trained SFT policy is no state to resume
+      // from; the next run starts over (--resume auto finds nothing).
+      log().warn("interrupted during SFT (step {}): no checkpoint written; the next run starts over", rep.steps);
+      return false;
+    }
     // With LoRA the SFT adapters become part of the base, and RL trains fresh
     // ones: its reference (the base) is then the SFT policy, as without LoRA.
     if (c.lora()) model::fold_lora_into_base(*c.policy.model, mix_seed(lora_options(cfg).seed, 0x5F7));
@@ -358,6 +368,7 @@ void run_sft_stage(RunContext& c, TrainerState& st) {
                rep.first_epoch_loss, rep.last_epoch_loss);
   }
   c.barrier();
+  return true;
 }
 
 // ---- One RL iteration --------------------------------------------------------
@@ -521,11 +532,15 @@ TrainSummary Trainer::run() {
   RunContext& c = s_->ctx;
   TrainerState& st = s_->st;
   const bool resumed = build_run(c, st) >= 0;
-  if (c.cfg.sft.enabled && !st.sft_done) run_sft_stage(c, st);
-  if (!resumed) save_checkpoint(c, st);
-
   TrainSummary summary;
   summary.run_dir = c.paths.run_dir;
+  if (c.cfg.sft.enabled && !st.sft_done && !run_sft_stage(c, st)) {
+    summary.interrupted = true;
+    c.metrics->flush();
+    return summary;
+  }
+  if (!resumed) save_checkpoint(c, st);
+
   int64_t done_here = 0;
   while (st.iteration < c.cfg.trainer.iterations) {
     if (c.hooks.sum(stop_requested().load() ? 1.0 : 0.0) > 0) {

@@ -237,6 +237,41 @@ TEST(Training, SigtermWritesACheckpointAndExitsZero) {
   EXPECT_LT(state["iteration"].get<int>(), 1000);
 }
 
+TEST(Training, SigtermDuringSftStopsAtTheNextStepWithoutACheckpoint) {
+  const auto d = out_dir("sigterm_sft");
+  const std::string log = (fs::path(d) / "stdout.txt").string();
+  fs::create_directories(d);
+  pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    const std::string bin = std::string(AGENTRL_BINARY_DIR) + "/agentrl";
+    const std::string od = "runtime.output_dir=" + d;
+    ::freopen(log.c_str(), "w", stdout);
+    ::freopen(log.c_str(), "a", stderr);
+    // An SFT stage of hours if it ran to its end.
+    ::execl(bin.c_str(), bin.c_str(), "train", kConfig.c_str(), od.c_str(), "sft.enabled=true", "sft.epochs=100000",
+            static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  for (int i = 0; i < 600 && read(log).find("SFT on ") == std::string::npos; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_NE(read(log).find("SFT on "), std::string::npos) << read(log);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // inside the SFT loop
+  const auto t0 = std::chrono::steady_clock::now();
+  ::kill(pid, SIGTERM);
+  int st = 0;
+  ::waitpid(pid, &st, 0);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_TRUE(WIFEXITED(st));
+  EXPECT_EQ(WEXITSTATUS(st), 0) << read(log);
+  EXPECT_LT(s, 30.0) << "SIGTERM waited for the SFT stage to end";
+  EXPECT_NE(read(log).find("interrupted during SFT"), std::string::npos) << read(log);
+  EXPECT_FALSE(fs::exists(fs::path(d) / "tiny" / "checkpoints" / "latest"));
+  // The next run of the same command starts over rather than refusing.
+  auto again = run_agentrl(args(d, "--stop-after 1 sft.enabled=true sft.epochs=1"));
+  EXPECT_EQ(again.exit_code, 0) << again.output;
+}
+
 TEST(Training, ResumeWithAChangedConfigIsRefusedNamingTheKey) {
   const auto d = out_dir("changed");
   ASSERT_EQ(run_agentrl(args(d, "--stop-after 1")).exit_code, 0);

@@ -15,6 +15,7 @@
 #include "agentrl/core/strings.h"
 #include "agentrl/envs/deepsearch/deepsearch_env.h"
 #include "agentrl/envs/projection.h"
+#include "agentrl/envs/webshop/webshop_env.h"
 #include "agentrl/envs/registry.h"
 #include "agentrl/rollout/agent_loop.h"
 #include "agentrl/rollout/batch_builder.h"
@@ -276,6 +277,36 @@ TEST(PaperPreset, VerlAgentWebshopPromptsMatchTheOriginalTemplatesStringForStrin
   // expert's responses have the protocol's format: no penalty.
   EXPECT_DOUBLE_EQ(traj.reward, traj.success ? 10.0 : 0.0);
   EXPECT_TRUE(traj.success) << "pick a goal the expert wins, so that the reward is checked";
+}
+
+TEST(PaperPreset, TheWebshop7BPresetKeepsTheProtocolOfThe15BOne) {
+  auto small = load_experiment_config(kWebshopPreset, {});
+  auto big =
+      load_experiment_config(std::string(AGENTRL_SOURCE_DIR) + "/configs/paper/gigpo_webshop_qwen2.5_7b.yaml", {});
+  EXPECT_EQ(big.model.path, "models/Qwen2.5-7B-Instruct");
+  EXPECT_TRUE(big.dist.shard_optimizer);
+  EXPECT_EQ(small.prompt.window_first_user, big.prompt.window_first_user);
+  EXPECT_EQ(small.prompt.window_user, big.prompt.window_user);
+  EXPECT_EQ(small.prompt.history_entry, big.prompt.history_entry);
+  EXPECT_EQ(small.prompt.admissible_item, big.prompt.admissible_item);
+  EXPECT_EQ(small.prompt.admissible_separator, big.prompt.admissible_separator);
+  const auto& r = small.rollout;
+  const auto& q = big.rollout;
+  EXPECT_EQ(r.projection, q.projection);
+  EXPECT_EQ(r.projection_fallback_chars, q.projection_fallback_chars);
+  EXPECT_EQ(r.reward_on, q.reward_on);
+  EXPECT_EQ(r.reward_scale, q.reward_scale);
+  EXPECT_EQ(r.max_turns, q.max_turns);
+  EXPECT_EQ(r.max_new_tokens, q.max_new_tokens);
+  EXPECT_EQ(r.max_context_tokens, q.max_context_tokens);
+  EXPECT_EQ(r.observation_token_budget, q.observation_token_budget);
+  EXPECT_EQ(r.eval_temperature, q.eval_temperature);
+  EXPECT_EQ(small.trainer.optim.lr, big.trainer.optim.lr);
+  EXPECT_EQ(small.algorithm.adv_estimator, big.algorithm.adv_estimator);
+  const auto& ws = small.envs.as<envs::webshop::WebshopConfig>("webshop");
+  const auto& wb = big.envs.as<envs::webshop::WebshopConfig>("webshop");
+  EXPECT_EQ(ws.observation_mode, wb.observation_mode);
+  EXPECT_EQ(ws.admissible_format, wb.admissible_format);
 }
 
 TEST(PaperPreset, VerlAgentWebshopPaysNothingForAPartialScore) {

@@ -39,14 +39,18 @@ struct SftReport {
   int64_t steps = 0;
   double first_epoch_loss = 0.0;  // mean token loss of the first epoch
   double last_epoch_loss = 0.0;   // mean token loss of the last epoch
+  bool interrupted = false;       // `stop` said so before the last epoch ended
 };
 
 using StepCallback = std::function<void(int64_t step, const std::map<std::string, double>& scalars)>;
 
 // Trains `model` with AdamW (cfg.optim) for cfg.epochs over `data` in
 // batches of cfg.batch_tokens padded tokens. Batch order is shuffled per
-// epoch with `rng`.
+// epoch with `rng`. `stop` is asked before every step: when it returns true
+// training ends there (report.interrupted; the model holds a partly trained
+// state).
 SftReport run_sft(model::TransformerLM& model, const std::vector<SftSequence>& data, const SftConfig& cfg,
-                  int64_t logprob_chunk_tokens, Rng& rng, const StepCallback& on_step = {});
+                  int64_t logprob_chunk_tokens, Rng& rng, const StepCallback& on_step = {},
+                  const std::function<bool()>& stop = {});
 
 }  // namespace agentrl::train

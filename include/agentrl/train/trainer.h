@@ -9,7 +9,8 @@
 // Resume (`--resume auto|PATH`) restores parameters, optimizer, iteration,
 // task cursor and every RNG stream; in deterministic mode the resumed run is
 // bit-identical to an uninterrupted one. SIGTERM/SIGINT finish the current
-// iteration, write a checkpoint and return normally.
+// iteration, write a checkpoint and return normally; during SFT they stop it
+// at the next step and return without a checkpoint (no state to resume).
 //
 // Thread-safety: one Trainer per process, driven by one thread.
 #pragma once
