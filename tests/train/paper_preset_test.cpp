@@ -147,29 +147,41 @@ TEST(PaperPreset, VerlAgentAlfworldPromptsMatchTheOriginalTemplatesStringForStri
 namespace agentrl::train {
 namespace {
 
-TEST(PaperPreset, The7BPresetKeepsTheProtocolOfThe15BOne) {
-  auto small = load_experiment_config(kPreset, {});
-  auto big = load_experiment_config(std::string(AGENTRL_SOURCE_DIR) + "/configs/paper/gigpo_alfworld_qwen2.5_7b.yaml", {});
+// The protocol fields a 7B preset must keep from its 1.5B preset (only the
+// model and its memory settings differ).
+void expect_same_protocol(const ExperimentConfig& small, const ExperimentConfig& big) {
   EXPECT_EQ(big.model.path, "models/Qwen2.5-7B-Instruct");
+  EXPECT_TRUE(big.dist.shard_optimizer);
   const auto& a = small.prompt;
   const auto& b = big.prompt;
   EXPECT_EQ(a.system, b.system);
   EXPECT_EQ(a.window_first_user, b.window_first_user);
   EXPECT_EQ(a.window_user, b.window_user);
   EXPECT_EQ(a.history_entry, b.history_entry);
+  EXPECT_EQ(a.admissible_item, b.admissible_item);
   EXPECT_EQ(a.admissible_separator, b.admissible_separator);
   EXPECT_EQ(a.admissible_exclude, b.admissible_exclude);
   const auto& r = small.rollout;
   const auto& q = big.rollout;
   EXPECT_EQ(r.projection, q.projection);
+  EXPECT_EQ(r.projection_fallback_chars, q.projection_fallback_chars);
+  EXPECT_EQ(r.reward_on, q.reward_on);
   EXPECT_EQ(r.reward_scale, q.reward_scale);
   EXPECT_EQ(r.invalid_penalty_on, q.invalid_penalty_on);
+  EXPECT_EQ(r.max_turns, q.max_turns);
   EXPECT_EQ(r.max_new_tokens, q.max_new_tokens);
   EXPECT_EQ(r.max_context_tokens, q.max_context_tokens);
   EXPECT_EQ(r.observation_token_budget, q.observation_token_budget);
   EXPECT_EQ(r.eval_temperature, q.eval_temperature);
   EXPECT_EQ(small.trainer.optim.lr, big.trainer.optim.lr);
   EXPECT_EQ(small.algorithm.adv_estimator, big.algorithm.adv_estimator);
+}
+
+TEST(PaperPreset, The7BPresetKeepsTheProtocolOfThe15BOne) {
+  expect_same_protocol(load_experiment_config(kPreset, {}),
+                       load_experiment_config(std::string(AGENTRL_SOURCE_DIR) +
+                                                  "/configs/paper/gigpo_alfworld_qwen2.5_7b.yaml",
+                                              {}));
 }
 
 }  // namespace
@@ -283,26 +295,7 @@ TEST(PaperPreset, TheWebshop7BPresetKeepsTheProtocolOfThe15BOne) {
   auto small = load_experiment_config(kWebshopPreset, {});
   auto big =
       load_experiment_config(std::string(AGENTRL_SOURCE_DIR) + "/configs/paper/gigpo_webshop_qwen2.5_7b.yaml", {});
-  EXPECT_EQ(big.model.path, "models/Qwen2.5-7B-Instruct");
-  EXPECT_TRUE(big.dist.shard_optimizer);
-  EXPECT_EQ(small.prompt.window_first_user, big.prompt.window_first_user);
-  EXPECT_EQ(small.prompt.window_user, big.prompt.window_user);
-  EXPECT_EQ(small.prompt.history_entry, big.prompt.history_entry);
-  EXPECT_EQ(small.prompt.admissible_item, big.prompt.admissible_item);
-  EXPECT_EQ(small.prompt.admissible_separator, big.prompt.admissible_separator);
-  const auto& r = small.rollout;
-  const auto& q = big.rollout;
-  EXPECT_EQ(r.projection, q.projection);
-  EXPECT_EQ(r.projection_fallback_chars, q.projection_fallback_chars);
-  EXPECT_EQ(r.reward_on, q.reward_on);
-  EXPECT_EQ(r.reward_scale, q.reward_scale);
-  EXPECT_EQ(r.max_turns, q.max_turns);
-  EXPECT_EQ(r.max_new_tokens, q.max_new_tokens);
-  EXPECT_EQ(r.max_context_tokens, q.max_context_tokens);
-  EXPECT_EQ(r.observation_token_budget, q.observation_token_budget);
-  EXPECT_EQ(r.eval_temperature, q.eval_temperature);
-  EXPECT_EQ(small.trainer.optim.lr, big.trainer.optim.lr);
-  EXPECT_EQ(small.algorithm.adv_estimator, big.algorithm.adv_estimator);
+  expect_same_protocol(small, big);
   const auto& ws = small.envs.as<envs::webshop::WebshopConfig>("webshop");
   const auto& wb = big.envs.as<envs::webshop::WebshopConfig>("webshop");
   EXPECT_EQ(ws.observation_mode, wb.observation_mode);
