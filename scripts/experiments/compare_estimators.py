@@ -21,11 +21,15 @@ import sys
 
 
 def read_run(d):
-    """(evaluations by step, per-iteration rows) of a finished run, or None."""
+    """(evaluations by step, per-iteration rows, steps without an update) of a
+    finished run, or None. A run whose last iterations had nothing to train
+    (every group failed or was filtered) has no final evaluation when the
+    binary predates the trainer fix of 2026-12-04: it is returned with only
+    its step-0 evaluation."""
     m = d / "metrics.jsonl"
     if not m.exists() or not (d / "wall_s.txt").exists():
         return None
-    evals, iters = {}, []
+    evals, iters, idle = {}, [], []
     with open(m) as f:
         for n, line in enumerate(f, 1):
             if not line.strip():
@@ -38,9 +42,11 @@ def read_run(d):
                 evals[row["step"]] = (100 * row["eval/success_rate"], 100 * row.get("eval_sampled/success_rate", float("nan")))
             if row.get("step", 0) > 0 and "actor/logit_update_norm" in row:
                 iters.append(row)
-    if 0 not in evals or len(evals) < 2:
+            elif row.get("step", 0) > 0 and "actor/pg_loss" not in row:
+                idle.append(row["step"])
+    if 0 not in evals:
         return None
-    return evals, iters
+    return evals, iters, idle
 
 
 def ms(xs):
@@ -94,6 +100,7 @@ def main(argv):
     if not args or any("=" not in a for a in args):
         sys.exit(__doc__)
     runs = {}
+    stuck = []
     for a in args:
         name, path = a.split("=", 1)
         root = pathlib.Path(path)
@@ -101,11 +108,18 @@ def main(argv):
         for d in root.glob("seed*"):
             if d.is_dir() and d.name[4:].isdigit() and (seeds is None or int(d.name[4:]) in seeds):
                 r = read_run(d)
-                if r is not None:
+                if r is None:
+                    continue
+                if len(r[0]) >= 2:
                     found[int(d.name[4:])] = r
+                else:
+                    stuck.append(f"{name} seed {d.name[4:]}: no final evaluation; no update in iterations "
+                                 f"{' '.join(map(str, r[2]))} (every group failed or was filtered)")
         runs[name] = found
     common = sorted(set.intersection(*(set(r) for r in runs.values()))) if runs else []
     print(f"Seeds finished by every estimator: {' '.join(map(str, common)) or 'none'}")
+    for line in stuck:
+        print("  " + line)
     for name, found in runs.items():
         extra = sorted(set(found) - set(common))
         if extra:

@@ -464,6 +464,25 @@ void check_and_evaluate(RunContext& c, const TrainerState& st, bool last, TrainS
 
 enum class Next { kContinue, kStop };
 
+// Steps 2-4 of an iteration on a non-empty batch: pi_old / pi_ref, the
+// advantages, the update; adds the iteration's timings to `m`.
+void train_on_batch(RunContext& c, TrainerState& st, std::vector<rollout::Trajectory>& batch, double rollout_s,
+                    std::chrono::steady_clock::time_point t_iter, std::map<std::string, double>& m) {
+  auto t0 = std::chrono::steady_clock::now();
+  auto train_batch = score(c, batch, m);
+  const double old_s = seconds_since(t0);
+  advantages(c, st, batch, train_batch, m);
+  t0 = std::chrono::steady_clock::now();
+  update(c, st, train_batch, static_cast<int64_t>(batch.size()), m);
+  const double update_s = seconds_since(t0);
+  const double iter_s = seconds_since(t_iter);
+  m["time/old_logprob_s"] = old_s;
+  m["time/update_s"] = update_s;
+  m["time/other_s"] = iter_s - rollout_s - old_s - update_s;
+  m["time/iteration_s"] = iter_s;
+  m["perf/train_tokens_per_s"] = train_batch.attention_mask.sum().item<double>() / std::max(1e-9, update_s);
+}
+
 // One iteration: collect -> score -> advantages -> update -> evaluate /
 // checkpoint. `done_here` counts the iterations this process ran.
 Next run_iteration(RunContext& c, TrainerState& st, int64_t& done_here, TrainSummary& summary) {
@@ -477,26 +496,16 @@ Next run_iteration(RunContext& c, TrainerState& st, int64_t& done_here, TrainSum
   CollectInputs in{c.engine.get(), c.suite, c.train_ctx, &c.filters, &c.paths, c.collective.get()};
   auto batch = collect_groups(in, cfg, st.cursor, it, m);
   const double rollout_s = seconds_since(t0);
-  if (c.hooks.sum(batch.empty() ? 0.0 : 1.0) == 0.0) {
-    log().warn("iteration {}: no trainable trajectories (all failed or filtered)", it);
-    st.iteration = it;
-    c.metrics->log(it, m);
-    return Next::kContinue;
-  }
-  t0 = std::chrono::steady_clock::now();
-  auto train_batch = score(c, batch, m);
-  const double old_s = seconds_since(t0);
-  advantages(c, st, batch, train_batch, m);
-  t0 = std::chrono::steady_clock::now();
-  update(c, st, train_batch, static_cast<int64_t>(batch.size()), m);
-  const double update_s = seconds_since(t0);
-  const double iter_s = seconds_since(t_iter);
   m["time/rollout_s"] = rollout_s;
-  m["time/old_logprob_s"] = old_s;
-  m["time/update_s"] = update_s;
-  m["time/other_s"] = iter_s - rollout_s - old_s - update_s;
-  m["time/iteration_s"] = iter_s;
-  m["perf/train_tokens_per_s"] = train_batch.attention_mask.sum().item<double>() / std::max(1e-9, update_s);
+  if (c.hooks.sum(batch.empty() ? 0.0 : 1.0) == 0.0) {
+    // Nothing to train on: no update, but the iteration still counts and
+    // evaluates, checkpoints and stops on schedule (a run whose last
+    // iterations were all filtered used to end without either).
+    log().warn("iteration {}: no trainable trajectories (all failed or filtered)", it);
+    m["time/iteration_s"] = seconds_since(t_iter);
+  } else {
+    train_on_batch(c, st, batch, rollout_s, t_iter, m);
+  }
   st.iteration = it;
   ++done_here;
 

@@ -272,6 +272,26 @@ TEST(Training, SigtermDuringSftStopsAtTheNextStepWithoutACheckpoint) {
   EXPECT_EQ(again.exit_code, 0) << again.output;
 }
 
+TEST(Training, IterationsWithNothingToTrainStillEvaluateAndCheckpointOnSchedule) {
+  // An untrained policy fails every episode: with DAPO's dynamic sampling
+  // every group is filtered, so no iteration has anything to train on.
+  const auto d = out_dir("all_filtered");
+  auto r = run_agentrl(args(d, "sft.enabled=false algorithm.filters=[zero_variance] trainer.iterations=2 "
+                               "trainer.save_every=2 rollout.max_turns=2"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_NE(r.output.find("iteration 2: no trainable trajectories"), std::string::npos) << r.output;
+  const auto run = fs::path(d) / "tiny";
+  EXPECT_TRUE(fs::exists(run / "checkpoints" / "step_000002")) << "the last iteration's checkpoint";
+  EXPECT_NE(r.output.find("final eval success rate: "), std::string::npos) << r.output;
+  std::ifstream in(run / "metrics.jsonl");
+  std::string line, last;
+  while (std::getline(in, line))
+    if (!line.empty()) last = line;
+  const auto j = nlohmann::json::parse(last);
+  EXPECT_EQ(j["step"].get<int>(), 2);
+  EXPECT_TRUE(j.contains("eval/success_rate")) << last;
+}
+
 TEST(Training, ResumeWithAChangedConfigIsRefusedNamingTheKey) {
   const auto d = out_dir("changed");
   ASSERT_EQ(run_agentrl(args(d, "--stop-after 1")).exit_code, 0);
