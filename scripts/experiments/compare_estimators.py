@@ -29,7 +29,7 @@ def read_run(d):
     m = d / "metrics.jsonl"
     if not m.exists() or not (d / "wall_s.txt").exists():
         return None
-    evals, iters, idle = {}, [], []
+    evals, iters, idle, train = {}, [], [], {}
     with open(m) as f:
         for n, line in enumerate(f, 1):
             if not line.strip():
@@ -40,13 +40,15 @@ def read_run(d):
                 sys.exit(f"{m}:{n}: invalid JSON: {e}")
             if "eval/success_rate" in row:
                 evals[row["step"]] = (100 * row["eval/success_rate"], 100 * row.get("eval_sampled/success_rate", float("nan")))
+            if row.get("step", 0) > 0 and "rollout/success_rate" in row:
+                train[row["step"]] = 100 * row["rollout/success_rate"]
             if row.get("step", 0) > 0 and "actor/logit_update_norm" in row:
                 iters.append(row)
             elif row.get("step", 0) > 0 and "actor/pg_loss" not in row:
                 idle.append(row["step"])
     if 0 not in evals:
         return None
-    return evals, iters, idle
+    return evals, iters, idle, train
 
 
 def ms(xs):
@@ -64,21 +66,27 @@ def plot(runs, common, path):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
-    for col, (ax, title) in enumerate(zip(axes, ["greedy", "sampled"])):
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
+    for name, found in runs.items():
+        steps = sorted(set.intersection(*(set(found[s][3]) for s in common)))
+        vals = [[found[s][3][t] for s in common] for t in steps]
+        axes[0].plot(steps, [statistics.mean(v) for v in vals], marker=".", label=name)
+    axes[0].set_title("training rollouts: success per iteration")
+    axes[0].set_xlabel("RL iteration")
+    for col, (ax, title) in enumerate(zip(axes[1:], ["greedy", "sampled"])):
         for name, found in runs.items():
             steps = sorted(set.intersection(*(set(found[s][0]) for s in common)))
             vals = [[found[s][0][t][col] for s in common] for t in steps]
-            mean = [statistics.mean(v) for v in vals]
-            ax.plot(steps, mean, marker="o", label=name)
-            ax.fill_between(steps, [min(v) for v in vals], [max(v) for v in vals], alpha=0.12)
-        ax.set_title(f"held-out success, {title} (mean of seeds {' '.join(map(str, common))}, band: range)")
+            ax.plot(steps, [statistics.mean(v) for v in vals], marker="o", label=name)
+            ax.fill_between(steps, [min(v) for v in vals], [max(v) for v in vals], alpha=0.1)
+        ax.set_title(f"held-out, {title} (band: range over seeds)")
         ax.set_xlabel("RL iteration (0 = after SFT)")
+    for ax in axes:
         ax.grid(alpha=0.3)
-    axes[0].set_ylabel("success (%)")
+    axes[0].set_ylabel(f"success (%), mean of seeds {' '.join(map(str, common))}")
     axes[0].legend()
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=100)
     print(f"figure: {path}")
 
 
