@@ -9,7 +9,7 @@ namespace {
 
 struct CodePoint {
   utf8proc_int32_t cp;  // -1: an invalid byte, kept as it is
-  size_t begin, size;
+  size_t begin;
 };
 
 std::vector<CodePoint> decode(const std::string& s) {
@@ -20,10 +20,10 @@ std::vector<CodePoint> decode(const std::string& s) {
     utf8proc_int32_t cp = -1;
     const utf8proc_ssize_t n = utf8proc_iterate(p + i, static_cast<utf8proc_ssize_t>(s.size() - i), &cp);
     if (n <= 0) {
-      out.push_back({-1, i, 1});
+      out.push_back({-1, i});
       ++i;
     } else {
-      out.push_back({cp, i, static_cast<size_t>(n)});
+      out.push_back({cp, i});
       i += static_cast<size_t>(n);
     }
   }

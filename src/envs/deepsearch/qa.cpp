@@ -91,15 +91,9 @@ std::optional<ParsedAction> first_action(const std::string& response, bool allow
   }
   return std::nullopt;
 }
-}  // namespace
 
-std::optional<ParsedAction> parse_action(const std::string& response, bool allow_access, bool first) {
-  if (first) {
-    auto a = first_action(response, allow_access);
-    // Search-R1 sends an empty query as it is; agentrl's retrievers need one.
-    if (a && a->content.empty() && a->kind != ActionKind::kAnswer) return std::nullopt;
-    return a;
-  }
+// The last complete action tag (any kind; access is judged by the caller).
+std::optional<ParsedAction> last_action(const std::string& response) {
   std::optional<ParsedAction> best;
   size_t best_pos = 0;
   const std::pair<const char*, ActionKind> tags[] = {
@@ -115,9 +109,17 @@ std::optional<ParsedAction> parse_action(const std::string& response, bool allow
       best_pos = end;
     }
   }
-  if (best && best->kind == ActionKind::kAccess && !allow_access) return std::nullopt;
-  if (best && best->content.empty() && best->kind != ActionKind::kAnswer) return std::nullopt;
   return best;
+}
+}  // namespace
+
+std::optional<ParsedAction> parse_action(const std::string& response, bool allow_access, bool first) {
+  auto a = first ? first_action(response, allow_access) : last_action(response);
+  if (a && a->kind == ActionKind::kAccess && !allow_access) return std::nullopt;
+  // An empty query or doc id is no action (Search-R1 would send the empty
+  // query as it is; agentrl's retrievers need one).
+  if (a && a->content.empty() && a->kind != ActionKind::kAnswer) return std::nullopt;
+  return a;
 }
 
 std::vector<QaItem> load_flashrag_qa(const std::string& path) {
