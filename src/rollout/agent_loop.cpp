@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "agentrl/core/error.h"
+#include "agentrl/core/regex.h"
 #include "agentrl/core/rng.h"
 #include "agentrl/core/strings.h"
 #include "agentrl/envs/projection.h"
@@ -162,6 +163,7 @@ std::optional<GenerationRequest> EpisodeRunner::make_request(std::vector<int32_t
   req.max_new_tokens = std::min(ctx_->rollout.max_new_tokens, room);
   req.stop_token_ids = ctx_->chat->stop_token_ids();
   req.stop_strings = env_->stop_strings();
+  req.stop_regex = env_->stop_regex();
   req.include_stop_string = true;
   req.cache_key = spec_.cache_key;
   req.order = spec_.group_id * 1000003 + spec_.sample_index;
@@ -267,15 +269,18 @@ GenerationResult EpisodeRunner::scripted_result(const std::string& response_text
   r.tokens = ctx_->tokenizer->encode(response_text, false, false);
   r.text = response_text;
   r.finish_reason = FinishReason::kEos;
-  // Inline mode: a response that ends at one of the env's stop strings is
-  // what the engine returns there (generation stops at the string, no
-  // end-of-turn token).
+  // Inline mode: a response that ends at one of the env's stop strings (or
+  // at the end of its stop regex's first match) is what the engine returns
+  // there (generation stops at it, no end-of-turn token).
   const auto stops = env_->stop_strings();
-  const bool at_stop = traj_.context_mode == ContextMode::kInline &&
-                       std::any_of(stops.begin(), stops.end(), [&](const std::string& s) {
-                         return response_text.size() >= s.size() &&
-                                response_text.compare(response_text.size() - s.size(), s.size(), s) == 0;
-                       });
+  bool at_stop = std::any_of(stops.begin(), stops.end(), [&](const std::string& s) {
+    return strings::ends_with(response_text, s);
+  });
+  if (const std::string pattern = env_->stop_regex(); !at_stop && !pattern.empty()) {
+    auto m = Regex(pattern, "env stop_regex").search(response_text);
+    at_stop = m && m->end == response_text.size();
+  }
+  at_stop = at_stop && traj_.context_mode == ContextMode::kInline;
   auto end = ctx_->chat->assistant_end_tokens();
   if (at_stop) {
     r.finish_reason = FinishReason::kStopString;

@@ -126,6 +126,16 @@ TEST(Cli, EvalSampledNeedsAModelPolicyAndAPositiveCount) {
   EXPECT_NE(zero.output.find("--sampled: Value 0 not in range 1 to 1000000"), std::string::npos) << zero.output;
 }
 
+TEST(Cli, EvalSamplesNeedASamplingEvaluationAndExcludeSampled) {
+  const std::string cfg = std::string(AGENTRL_SOURCE_DIR) + "/configs/quickstart.yaml";
+  auto greedy = run_agentrl("eval " + cfg + " --samples 4");
+  EXPECT_EQ(greedy.exit_code, 2) << greedy.output;
+  EXPECT_NE(greedy.output.find("--samples 4 needs rollout.eval_temperature > 0"), std::string::npos) << greedy.output;
+  auto both = run_agentrl("eval " + cfg + " --samples 4 --sampled 2");
+  EXPECT_EQ(both.exit_code, 2) << both.output;
+  EXPECT_NE(both.output.find("--samples and --sampled exclude each other"), std::string::npos) << both.output;
+}
+
 TEST(Cli, DemoMistakeRateOutsideZeroToOneIsRefusedNamingTheValue) {
   const std::string cfg = std::string(AGENTRL_SOURCE_DIR) + "/configs/quickstart.yaml";
   auto flag = run_agentrl("env demos alfworld --config " + cfg + " --mistake-rate 1.5 --out /tmp/agentrl_never.jsonl");

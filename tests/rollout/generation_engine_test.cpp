@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <thread>
 
@@ -180,6 +181,47 @@ TEST(GenerationEngine, StopStringSpanningTokenBoundariesEndsTextExactlyThere) {
   auto r2 = e.submit(req).get();
   EXPECT_EQ(r2.text, bytes.substr(0, at));
   EXPECT_EQ(r2.tokens, expect);
+}
+
+TEST(GenerationEngine, StopRegexEndsAtItsFirstMatchAcrossTokens) {
+  auto m = tiny_model();
+  auto t = tok();
+  GenerationEngine e(m, t, small_options());
+  auto free_run = e.submit(greedy(prompt_of(6, 3), 40)).get();
+  std::string bytes;
+  for (auto id : free_run.tokens) bytes += t->token_bytes(id);
+  ASSERT_GE(bytes.size(), 14u);
+  // A lazy match between two ASCII pieces of the free run (the text between
+  // them may hold any bytes): it ends at the first `b` after the first `a`.
+  auto ascii_pair = [&](size_t from) {
+    for (size_t i = from; i + 1 < bytes.size(); ++i)
+      if (std::isalnum(static_cast<unsigned char>(bytes[i])) && std::isalnum(static_cast<unsigned char>(bytes[i + 1])))
+        return i;
+    return std::string::npos;
+  };
+  const size_t ia = ascii_pair(1);
+  ASSERT_NE(ia, std::string::npos) << bytes;
+  const size_t ib = ascii_pair(ia + 4);
+  ASSERT_NE(ib, std::string::npos) << bytes;
+  const std::string a = bytes.substr(ia, 2), b = bytes.substr(ib, 2);
+  const size_t begin = bytes.find(a), end = bytes.find(b, begin + a.size()) + b.size();
+  std::vector<int32_t> expect;
+  for (size_t i = 0, acc = 0; acc < end; ++i) {
+    expect.push_back(free_run.tokens[i]);
+    acc += t->token_bytes(free_run.tokens[i]).size();
+  }
+  auto req = greedy(prompt_of(6, 3), 40);
+  req.stop_regex = "(?s)\\Q" + a + "\\E.*?\\Q" + b + "\\E";
+  auto r = e.submit(req).get();
+  EXPECT_EQ(r.finish_reason, FinishReason::kStopString);
+  EXPECT_EQ(r.tokens, expect);
+  EXPECT_EQ(r.text, bytes.substr(0, end));
+  req.include_stop_string = false;
+  EXPECT_EQ(e.submit(req).get().text, bytes.substr(0, begin));
+  // A pattern that does not compile fails the request, not the engine.
+  req.stop_regex = "(";
+  EXPECT_THROW(e.submit(req).get(), ConfigError);
+  EXPECT_EQ(e.submit(greedy(prompt_of(6, 3), 40)).get().tokens, free_run.tokens);
 }
 
 TEST(GenerationEngine, SameSeedSameTokensRegardlessOfBatchComposition) {

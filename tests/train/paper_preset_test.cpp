@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "agentrl/core/strings.h"
+#include "agentrl/envs/codetool/codetool_env.h"
 #include "agentrl/envs/deepsearch/deepsearch_env.h"
 #include "agentrl/envs/projection.h"
 #include "agentrl/envs/webshop/webshop_env.h"
@@ -147,11 +148,9 @@ TEST(PaperPreset, VerlAgentAlfworldPromptsMatchTheOriginalTemplatesStringForStri
 namespace agentrl::train {
 namespace {
 
-// The protocol fields a 7B preset must keep from its 1.5B preset (only the
-// model and its memory settings differ).
-void expect_same_protocol(const ExperimentConfig& small, const ExperimentConfig& big) {
-  EXPECT_EQ(big.model.path, "models/Qwen2.5-7B-Instruct");
-  EXPECT_TRUE(big.dist.shard_optimizer);
+// The env-side protocol two presets share: prompts, projection, rewards,
+// turns, context and evaluation settings.
+void expect_same_env_protocol(const ExperimentConfig& small, const ExperimentConfig& big) {
   const auto& a = small.prompt;
   const auto& b = big.prompt;
   EXPECT_EQ(a.system, b.system);
@@ -173,7 +172,20 @@ void expect_same_protocol(const ExperimentConfig& small, const ExperimentConfig&
   EXPECT_EQ(r.max_context_tokens, q.max_context_tokens);
   EXPECT_EQ(r.observation_token_budget, q.observation_token_budget);
   EXPECT_EQ(r.eval_temperature, q.eval_temperature);
+  EXPECT_EQ(r.group_size, q.group_size);
+  EXPECT_EQ(r.tasks_per_iteration, q.tasks_per_iteration);
+  EXPECT_EQ(small.env.eval_split, big.env.eval_split);
   EXPECT_EQ(small.trainer.optim.lr, big.trainer.optim.lr);
+  EXPECT_EQ(small.actor.kl.enabled, big.actor.kl.enabled);
+  EXPECT_EQ(small.actor.kl.coef, big.actor.kl.coef);
+}
+
+// The protocol fields a 7B preset must keep from its 1.5B preset (only the
+// model and its memory settings differ).
+void expect_same_protocol(const ExperimentConfig& small, const ExperimentConfig& big) {
+  EXPECT_EQ(big.model.path, "models/Qwen2.5-7B-Instruct");
+  EXPECT_TRUE(big.dist.shard_optimizer);
+  expect_same_env_protocol(small, big);
   EXPECT_EQ(small.algorithm.adv_estimator, big.algorithm.adv_estimator);
 }
 
@@ -182,6 +194,17 @@ TEST(PaperPreset, The7BPresetKeepsTheProtocolOfThe15BOne) {
                        load_experiment_config(std::string(AGENTRL_SOURCE_DIR) +
                                                   "/configs/paper/gigpo_alfworld_qwen2.5_7b.yaml",
                                               {}));
+}
+
+TEST(PaperPreset, TheEmpgPresetsKeepTheVerlAgentProtocolAndChangeOnlyTheAdvantage) {
+  const std::string dir = std::string(AGENTRL_SOURCE_DIR) + "/configs/paper/";
+  auto gigpo = load_experiment_config(kPreset, {});
+  auto empg = load_experiment_config(dir + "empg_alfworld_qwen2.5_1.5b.yaml", {});
+  expect_same_env_protocol(gigpo, empg);
+  EXPECT_EQ(empg.model.path, gigpo.model.path);
+  EXPECT_EQ(empg.algorithm.adv_estimator, "empg");
+  EXPECT_EQ(gigpo.algorithm.adv_estimator, "gigpo");
+  expect_same_protocol(empg, load_experiment_config(dir + "empg_alfworld_qwen2.5_7b.yaml", {}));
 }
 
 }  // namespace
@@ -432,6 +455,80 @@ TEST(PaperPreset, SearchR1TurnsParseAndScoreAsTheOriginal) {
   // The retriever URL of train_grpo.sh is accepted as written.
   EXPECT_EQ(cfg.envs.as<envs::deepsearch::DeepSearchConfig>("deepsearch").retriever.url,
             "http://127.0.0.1:8000/retrieve");
+}
+
+// SimpleTIR's prompt (recipe/simpletir/config/simpletir_trainer.yaml at
+// e7b5b44, data.prompt: a YAML block scalar, so one final newline), which
+// rl_dataset.py puts before the question of the user message.
+const std::string kSimpleTirPrompt =
+    "Solve the following problem step by step. You now have the ability to selectively write executable Python code "
+    "to enhance your reasoning process. The Python code will be executed by an external sandbox, and the output "
+    "(after \"Code execution result: \") is returned to aid your reasoning and help you arrive at the final answer. "
+    "The Python code should be complete scripts, including necessary imports.\n\nCode Format:\nEach code snippet is "
+    "wrapped between ```. You need to use `print()` to output intermediate results.\n\nAnswer Format:\nYou can use "
+    "the `final_answer()` function in the code to return your final answer. For example, to answer the User "
+    "Question: What is the result of the 5 + 3 + 1294.678?, you can write:\n```py\nanswer = 5 + 3 + "
+    "1294.678\nfinal_answer(answer)\n```\n\nYou can also use \\boxed to return your answer. The last part of your "
+    "response should be:\n\\boxed{'The final answer goes here.'}\n\nUser Question:\n";
+
+ExperimentConfig simpletir_preset() {
+  const std::string data = ::testing::TempDir() + "/simpletir_preset.jsonl";
+  FILE* f = std::fopen(data.c_str(), "w");
+  std::fputs("{\"problem\": \"What is $6 \\\\times 7$?\", \"answer\": \"42\"}\n", f);
+  std::fclose(f);
+  return load_experiment_config(std::string(AGENTRL_SOURCE_DIR) + "/configs/paper/simpletir_qwen2.5_7b.yaml",
+                                {"codetool.train_file=" + data, "codetool.test_file=" + data});
+}
+
+TEST(PaperPreset, SimpleTirSettingsAreTheOriginals) {
+  auto cfg = simpletir_preset();
+  const auto& c = cfg.envs.as<envs::codetool::CodeToolConfig>("codetool");
+  EXPECT_EQ(c.protocol, "simpletir");
+  EXPECT_EQ(c.instruction, kSimpleTirPrompt);
+  EXPECT_EQ(c.max_turns, 5);
+  EXPECT_EQ(cfg.rollout.context_mode, "inline");
+  EXPECT_EQ(cfg.rollout.group_size, 16);
+  EXPECT_EQ(cfg.rollout.tasks_per_iteration, 512);
+  EXPECT_DOUBLE_EQ(cfg.rollout.eval_temperature, 1.0);
+  EXPECT_DOUBLE_EQ(cfg.rollout.eval_top_p, 0.7);
+  EXPECT_DOUBLE_EQ(cfg.actor.clip_low, 0.2);
+  EXPECT_DOUBLE_EQ(cfg.actor.clip_high, 0.28);
+  EXPECT_DOUBLE_EQ(cfg.actor.dual_clip, 3.0);
+  EXPECT_FALSE(cfg.actor.kl.enabled);
+  EXPECT_DOUBLE_EQ(cfg.trainer.optim.lr, 1e-6);
+  EXPECT_EQ(cfg.algorithm.filters.front(), "void_turn");
+}
+
+TEST(PaperPreset, SimpleTirEpisodeIsOneAssistantMessageStringForString) {
+  auto cfg = simpletir_preset();
+  if (!envs::codetool::probe_sandbox(cfg.envs.as<envs::codetool::CodeToolConfig>("codetool").sandbox).available)
+    GTEST_SKIP() << "bubblewrap unusable here";
+  auto suite = envs::make_env_suite(cfg.env.name, cfg.envs);
+  auto ctx = preset_context(cfg);
+  rollout::EpisodeSpec spec;
+  spec.task = suite->tasks().get("train", 0);
+  rollout::EpisodeRunner runner(suite->make_env(), spec, ctx);
+  // Text after the first block is never generated (the stop regex); the
+  // second response ends the episode with a boxed answer.
+  const std::vector<std::string> responses = {"Let me compute.\n```\nprint(6 * 7)\n```",
+                                              "So the product is \\boxed{42}."};
+  size_t next = 0;
+  auto traj = rollout::run_scripted_episode(runner, [&](envs::Env&) -> std::optional<std::string> {
+    if (next == responses.size()) return std::nullopt;
+    return responses[next++];
+  });
+  ASSERT_EQ(traj.turns.size(), 2u);
+  EXPECT_TRUE(traj.success);
+  EXPECT_DOUBLE_EQ(traj.reward, 1.0);
+  // The chat prompt (apply_chat_template with Qwen's default system message),
+  // the first response ending at the closing fence (no end-of-turn token),
+  // the output exactly as agent_utils.py formats it, the final response.
+  agentrl::testing::ByteTokenizer tok;
+  const std::string expected = "<|im_start|>system\n" + cfg.prompt.system + "<|im_end|>\n<|im_start|>user\n" +
+                               kSimpleTirPrompt + "What is $6 \\times 7$?<|im_end|>\n<|im_start|>assistant\n" +
+                               responses[0] + "\nCode execution result: 42\n\n" + responses[1] + "<|im_end|>";
+  EXPECT_EQ(tok.decode(rollout::sequence_tokens(traj), false), expected);
+  EXPECT_EQ(traj.turns[0].finish_reason, "stop_string");
 }
 
 }  // namespace

@@ -93,6 +93,10 @@ class Env {
   virtual std::optional<std::string> extract_action(const std::string& response) const;
   // Stop strings that end a generation turn for this env (e.g. "</search>").
   virtual std::vector<std::string> stop_strings() const { return {}; }
+  // A turn end no fixed string expresses, as a PCRE2 pattern (core/regex.h):
+  // generation ends at its first match in the response (GenerationRequest::
+  // stop_regex). Empty = none.
+  virtual std::string stop_regex() const { return {}; }
   // SimpleTIR void-turn predicate: the response has neither a complete tool
   // call nor a final answer. Default: never void.
   virtual bool is_void_turn(const std::string& response, const std::string& tool_output) const {

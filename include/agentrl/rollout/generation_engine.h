@@ -22,7 +22,8 @@
 // Results: tokens include the EOS / stop token that ended generation; `text`
 // is the decoded text of the tokens without that final EOS / stop token.
 // Stop strings are matched on the concatenated token bytes, across token
-// boundaries; generation ends at the token that completes one: `tokens` end
+// boundaries (a stop regex likewise, over all generated text, searched after
+// each token); generation ends at the token that completes one: `tokens` end
 // with that token (which may carry bytes past the stop string) and `text`
 // ends exactly at the end of the stop string (include_stop_string) or at its
 // start (otherwise). logprobs/entropies are those of the raw distribution

@@ -28,6 +28,12 @@ struct GenerationRequest {
   int64_t max_new_tokens = 256;
   std::vector<int32_t> stop_token_ids;  // in addition to the model's EOS
   std::vector<std::string> stop_strings;
+  // PCRE2 pattern (core/regex.h) searched over the generated text after each
+  // token: generation ends at its first match, as at a stop string (text ends
+  // at the match's end, or its start without include_stop_string). For turn
+  // ends a fixed string cannot express (SimpleTIR: the first complete code
+  // block). Empty = none.
+  std::string stop_regex;
   bool include_stop_string = true;  // keep the stop string at the end of the text
   // Requests with the same non-empty cache_key share KV cache: the G samples
   // of a group (same prompt) prefill once; a later turn of an episode whose

@@ -82,6 +82,7 @@ struct RolloutConfig {
   double top_p = 1.0;
   int64_t top_k = 0;
   double eval_temperature = 0.0;   // 0 = greedy evaluation
+  double eval_top_p = 1.0;         // nucleus sampling at evaluation (SimpleTIR validates at top_p 0.7)
   double invalid_action_penalty = 0.0;  // subtracted from the reward per invalid action
   std::string invalid_penalty_on = "any";  // any: format or env-rejected actions; format: unparseable responses only
   std::string projection = "env";  // response -> action: env (env.extract_action) | verl-agent (envs/projection.h)
@@ -111,6 +112,8 @@ struct RolloutConfig {
     v.field("top_p", top_p, "nucleus sampling (1 = off)", config::Range::open_closed(0, 1));
     v.field("top_k", top_k, "top-k sampling (0 = off)", config::Range::at_least(0));
     v.field("eval_temperature", eval_temperature, "sampling temperature at evaluation (0 = greedy)", config::Range::at_least(0));
+    v.field("eval_top_p", eval_top_p, "nucleus sampling at evaluation (1 = off; with eval_temperature > 0)",
+            config::Range::open_closed(0, 1));
     v.field("invalid_action_penalty", invalid_action_penalty, "reward penalty per invalid action", config::Range::at_least(0));
     v.field("invalid_penalty_on", invalid_penalty_on,
             "what the penalty counts: any (unparseable responses and actions the env rejects) or format "

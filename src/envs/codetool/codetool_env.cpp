@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "agentrl/core/error.h"
+#include "agentrl/envs/codetool/simpletir.h"
 #include "agentrl/envs/registry.h"
 
 namespace agentrl::envs::codetool {
@@ -94,8 +95,24 @@ std::string CodeToolEnv::reset(const Task& task, uint64_t seed) {
   turn_ = code_blocks_ = exec_errors_ = timeouts_ = 0;
   done_ = false;
   session_.reset();
+  transcript_.clear();
+  // SimpleTIR's instruction ends with "User Question:\n" and the problem
+  // follows it directly (its dataset prepends the prompt to the question).
+  if (simpletir()) return suite_.config().instruction + problem_.problem;
   return suite_.config().instruction + "\n\n" + problem_.problem;
 }
+
+bool CodeToolEnv::simpletir() const { return suite_.config().protocol == "simpletir"; }
+
+// "```\n" ends a turn at a closing fence followed by a newline; an opening
+// fence carries its language tag. SimpleTIR's tag is optional, so its turn
+// end is the first complete block, which only a regex expresses.
+std::vector<std::string> CodeToolEnv::stop_strings() const {
+  if (simpletir()) return {};
+  return {"```\n"};
+}
+
+std::string CodeToolEnv::stop_regex() const { return simpletir() ? simpletir::kCodeBlockPattern : ""; }
 
 std::string CodeToolEnv::task_description() const { return problem_.problem; }
 int CodeToolEnv::max_steps() const { return static_cast<int>(suite_.config().max_turns); }
@@ -103,6 +120,7 @@ int CodeToolEnv::max_steps() const { return static_cast<int>(suite_.config().max
 std::optional<std::string> CodeToolEnv::extract_action(const std::string& response) const { return response; }
 
 bool CodeToolEnv::is_void_turn(const std::string& response, const std::string& tool_output) const {
+  if (simpletir()) return !simpletir::has_answer(response) && !simpletir::first_code_block(response).has_value();
   return !has_final_answer(response) && !has_final_answer(tool_output) && !last_code_block(response).has_value();
 }
 
@@ -121,13 +139,65 @@ StepResult CodeToolEnv::finish(const std::string& text, StepResult res) {
     const auto& c = suite_.config();
     checker_ = std::make_unique<AnswerChecker>(c.sandbox, c.use_sympy, c.sympy_timeout_s);
   }
-  bool correct = checker_->boxed_correct(text, problem_.answer);
+  bool correct = simpletir() ? checker_->equivalent(simpletir::extract_answer(transcript_), problem_.answer)
+                             : checker_->boxed_correct(text, problem_.answer);
   res.reward = correct ? 1.0 : 0.0;
   res.info.success = correct;
   res.info.score = res.reward;
   res.done = true;
   done_ = true;
   return res;
+}
+
+ExecResult CodeToolEnv::execute(const std::string& code) {
+  ++code_blocks_;
+  ExecResult r;
+  try {
+    if (suite_.config().mode == "stateful") {
+      if (!session_ || !session_->alive()) session_ = PythonSession::start(suite_.config().sandbox);
+      r = session_->execute(code);
+    } else {
+      r = run_python_once(suite_.config().sandbox, code);
+    }
+  } catch (const Error& e) {  // the interpreter failed to start: an env fault, shown as an error
+    r.crashed = true;
+    r.stderr_text = std::string("RuntimeError: ") + e.what();
+  }
+  if (!r.ok) ++exec_errors_;
+  if (r.timed_out) ++timeouts_;
+  return r;
+}
+
+// One SimpleTIR turn (agent_utils.py execute_predictions and run_llm_loop).
+// The episode's text grows as the original's response tensor does: each
+// response, then its output unless this was the last turn.
+StepResult CodeToolEnv::step_simpletir(const std::string& response, StepResult res) {
+  const int64_t max_turns = suite_.config().max_turns;
+  bool done = simpletir::has_answer(response);
+  auto code = simpletir::first_code_block(response);
+  std::string obs;
+  if (code) {
+    // The last turn's output is never shown or graded: the block is not run.
+    if (turn_ < max_turns) {
+      ExecResult r = execute(*code);
+      obs = simpletir::execution_output(r);
+      done = done || simpletir::has_answer(r.stdout_text);
+    } else {
+      ++code_blocks_;
+    }
+  } else if (!done) {  // a void turn: neither code nor an answer
+    obs = "\n";
+    done = true;
+    res.info.invalid_action = true;
+    res.info.metrics["void_turn"] = 1;
+  }
+  if (turn_ == max_turns - 1 && !obs.empty()) obs += "\n";  // the original's final_prompt
+  transcript_ += response;
+  if (turn_ < max_turns) transcript_ += obs;
+  res.observation = obs;
+  if (!done && turn_ < max_turns) return res;
+  res.info.metrics["boxed"] = simpletir::has_answer(transcript_) ? 1 : 0;
+  return finish(transcript_, res);
 }
 
 StepResult CodeToolEnv::step(const std::string& response) {
@@ -147,6 +217,7 @@ StepResult CodeToolEnv::step(const std::string& response) {
     return fill_metrics(res);
   }
   ++turn_;
+  if (simpletir()) return fill_metrics(step_simpletir(response, res));
   if (has_final_answer(response)) return fill_metrics(finish(response, res));
   auto code = last_code_block(response);
   if (!code) {  // void turn: neither a complete code block nor a final answer
@@ -155,21 +226,7 @@ StepResult CodeToolEnv::step(const std::string& response) {
     res.info.metrics["void_turn"] = 1;
     return fill_metrics(res);
   }
-  ++code_blocks_;
-  ExecResult r;
-  try {
-    if (suite_.config().mode == "stateful") {
-      if (!session_ || !session_->alive()) session_ = PythonSession::start(suite_.config().sandbox);
-      r = session_->execute(*code);
-    } else {
-      r = run_python_once(suite_.config().sandbox, *code);
-    }
-  } catch (const Error& e) {  // the interpreter failed to start: an env fault, shown as an error
-    r.crashed = true;
-    r.stderr_text = std::string("RuntimeError: ") + e.what();
-  }
-  if (!r.ok) ++exec_errors_;
-  if (r.timed_out) ++timeouts_;
+  ExecResult r = execute(*code);
   res.observation = format_output(r);
   if (r.ok && has_final_answer(r.stdout_text)) return fill_metrics(finish(r.stdout_text, res));
   if (turn_ >= suite_.config().max_turns) res.done = done_ = true;
@@ -178,8 +235,9 @@ StepResult CodeToolEnv::step(const std::string& response) {
 
 std::optional<std::string> CodeToolEnv::expert_action() {
   if (done_) return std::nullopt;
+  // SimpleTIR's turn ends right at the closing fence (its stop regex).
   if (!problem_.expert_code.empty() && turn_ == 0)
-    return "I will compute this with Python.\n```python\n" + problem_.expert_code + "\n```\n";
+    return "I will compute this with Python.\n```python\n" + problem_.expert_code + (simpletir() ? "\n```" : "\n```\n");
   return "The answer is \\boxed{" + problem_.answer + "}.";
 }
 

@@ -22,6 +22,17 @@
 // the response (GenerationRequest::include_stop_string = true); a response
 // that ends at EOS right after "```" is handled the same way.
 //
+// protocol: simpletir follows SimpleTIR's original instead, string for string
+// (codetool/simpletir.h): the turn ends at the FIRST complete code block (the
+// language tag optional; a stop regex, no stop string), the prompt is the
+// instruction followed directly by the problem, any "\boxed{" ends the
+// episode, the output is SimpleTIR's (stdout kept as is, stderr's last line,
+// nothing for a silent block, its 512-character marker), a "\n" is added to
+// the output before the last turn, the last turn's output is not shown, and
+// the reward grades the whole episode text with the original's extraction
+// (boxed, then "the answer is", then the last number) whenever the episode
+// ends (a void turn or the turn limit too).
+//
 // Modes: stateless (a fresh interpreter per block, as SimpleTIR) or stateful
 // (one interpreter per episode, variables kept across turns; restarted if a
 // block kills it, e.g. by a timeout).
@@ -46,6 +57,7 @@ namespace agentrl::envs::codetool {
 
 struct CodeToolConfig {
   int64_t max_turns = 5;
+  std::string protocol = "agentrl";
   std::string mode = "stateless";
   std::string output_format = "simpletir";
   int64_t max_output_chars = 512;
@@ -65,6 +77,10 @@ struct CodeToolConfig {
 
   void visit(config::Visitor& v) {
     v.field("max_turns", max_turns, "turns per episode", config::Range::closed(1, 100));
+    v.field("protocol", protocol,
+            "agentrl (last ```python block, stop at a closing fence, reward on the final \\boxed{}) or simpletir "
+            "(SimpleTIR's original turn protocol and grading; output_format and max_output_chars are then its own)",
+            {"agentrl", "simpletir"});
     v.field("mode", mode, "interpreter per block (stateless) or per episode (stateful)", {"stateless", "stateful"});
     v.field("output_format", output_format, "how execution output is shown", {"simpletir", "torl", "retool"});
     v.field("max_output_chars", max_output_chars, "execution output kept (head + tail)", config::Range::closed(16, 1 << 20));
@@ -100,21 +116,26 @@ class CodeToolEnv final : public Env {
   std::string task_description() const override;
   std::optional<std::string> expert_action() override;
   std::optional<std::string> extract_action(const std::string& response) const override;
-  std::vector<std::string> stop_strings() const override { return {"```\n"}; }
+  std::vector<std::string> stop_strings() const override;
+  std::string stop_regex() const override;
   bool is_void_turn(const std::string& response, const std::string& tool_output) const override;
   int max_steps() const override;
 
   const MathProblem& problem() const { return problem_; }
 
  private:
+  bool simpletir() const;
   std::string format_output(const ExecResult& r) const;
+  ExecResult execute(const std::string& code);
   StepResult finish(const std::string& text, StepResult res);
+  StepResult step_simpletir(const std::string& response, StepResult res);
 
   const CodeToolSuite& suite_;
   MathProblem problem_;
   int turn_ = 0;
   bool done_ = true;
   int code_blocks_ = 0, exec_errors_ = 0, timeouts_ = 0;
+  std::string transcript_;  // simpletir: the episode's text as the original grades it
   std::unique_ptr<PythonSession> session_;
   std::unique_ptr<AnswerChecker> checker_;
 };
