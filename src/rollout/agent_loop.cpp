@@ -14,6 +14,7 @@ namespace {
 
 using strings::join;
 using strings::replace_all;
+using strings::utf8_code_points;
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -235,7 +236,13 @@ std::optional<GenerationRequest> EpisodeRunner::next_turn(const std::string& obs
   if (traj_.context_mode == ContextMode::kWindow) {
     std::vector<text::ChatMessage> msgs;
     if (!ctx_->prompt.system.empty()) msgs.push_back({"system", ctx_->prompt.system});
-    std::string user = fill(ctx_->prompt.window_user, observation);
+    const auto& p = ctx_->prompt;
+    std::string user = fill(p.window_user, observation);
+    // verl-agent's WebShop manager: a prompt that outgrows the limit (Python
+    // len, code points) is rendered without its history.
+    if (p.window_fallback_chars > 0 && !p.window_first_user.empty() &&
+        utf8_code_points(user) > static_cast<size_t>(p.window_fallback_chars))
+      user = fill(p.window_first_user, observation);
     msgs.push_back({"user", user});
     return make_request(ctx_->chat->prompt_tokens(msgs), observation, user);
   }

@@ -144,11 +144,14 @@ std::shared_ptr<envs::EnvSuite> small_suite(const std::string& env) {
     c.world.options.works = 80;
     c.world.options.questions = 400;
     c.retriever.cache_dir = scratch_dir(env).string();
-  } else if (env == "codetool") {
+  } else if (env == "codetool" || env == "codetool_simpletir") {
     if (!envs::codetool::probe_sandbox(envs::codetool::SandboxConfig{}).available) return nullptr;
     auto& c = sections.as<envs::codetool::CodeToolConfig>("codetool");
     c.builtin_train = 4;
     c.builtin_test = 4;
+    // SimpleTIR's protocol: turns end at the engine's stop regex.
+    if (env == "codetool_simpletir") c.protocol = "simpletir";
+    return envs::make_env_suite("codetool", sections);
   }
   return envs::make_env_suite(env, sections);
 }
@@ -165,7 +168,7 @@ std::shared_ptr<AgentContext> agent_context(const std::string& env, const std::s
   // Lock-step (generate_batch) in full mode, throughput (submit) in window
   // mode: both engine paths are covered.
   ctx->rollout.deterministic = mode != "window";
-  if (env == "deepsearch" || env == "codetool") {  // their configs/base prompts: the observation is the prompt
+  if (env != "alfworld" && env != "webshop") {  // the tool envs' configs: the observation is the prompt
     ctx->prompt.system = "";
     ctx->prompt.first_user = ctx->prompt.next_user = "{observation}";
   }
@@ -372,7 +375,7 @@ INSTANTIATE_TEST_SUITE_P(
 // one assistant message.
 INSTANTIATE_TEST_SUITE_P(
     ToolEnvsInline, EnvTokenExactness,
-    ::testing::Combine(::testing::Values("deepsearch", "codetool"), ::testing::Values("inline"),
+    ::testing::Combine(::testing::Values("deepsearch", "codetool", "codetool_simpletir"), ::testing::Values("inline"),
                        ::testing::Values("fp32", "bf16")),
     [](const auto& p) { return std::get<0>(p.param) + "_" + std::get<1>(p.param) + "_" + std::get<2>(p.param); });
 

@@ -314,6 +314,34 @@ TEST(PaperPreset, VerlAgentWebshopPromptsMatchTheOriginalTemplatesStringForStrin
   EXPECT_TRUE(traj.success) << "pick a goal the expert wins, so that the reward is checked";
 }
 
+// build_text_obs: a prompt with history longer than 13,000 characters
+// (Python len) is replaced by the history-free template of the same step.
+TEST(PaperPreset, VerlAgentWebshopPromptsOver13000CharactersDropTheirHistory) {
+  EXPECT_EQ(load_experiment_config(kWebshopPreset, {}).prompt.window_fallback_chars, 13000);
+  auto second_prompt = [](int64_t limit) {
+    auto cfg = load_experiment_config(kWebshopPreset, {"prompt.window_fallback_chars=" + std::to_string(limit)});
+    auto suite = envs::make_env_suite(cfg.env.name, cfg.envs);
+    rollout::EpisodeSpec spec;
+    spec.task = suite->tasks().get("train", 3);
+    spec.env_seed = 5;
+    rollout::EpisodeRunner runner(suite->make_env(), spec, preset_context(cfg));
+    auto traj = rollout::run_scripted_episode(runner, rollout::expert_policy(cfg.prompt));
+    EXPECT_GE(traj.turns.size(), 2u);
+    return traj.turns.size() < 2 ? std::string() : traj.turns[1].user_message;
+  };
+  const std::string with_history = second_prompt(0);
+  ASSERT_NE(with_history.find("Prior to this step"), std::string::npos);
+  const int64_t chars = static_cast<int64_t>(strings::utf8_code_points(with_history));
+  EXPECT_EQ(second_prompt(chars), with_history) << "exactly at the limit: kept";
+  const std::string fallback = second_prompt(chars - 1);
+  EXPECT_EQ(fallback.rfind(kShopIntro + " \nYour task is to: ", 0), 0u) << fallback;
+  EXPECT_EQ(fallback.find("Prior to this step"), std::string::npos);
+  const auto obs_at = with_history.find("your current observation is: ");
+  ASSERT_NE(obs_at, std::string::npos);
+  EXPECT_NE(fallback.find(with_history.substr(obs_at + 29)), std::string::npos)
+      << "the same observation and actions, without the history";
+}
+
 TEST(PaperPreset, TheWebshop7BPresetKeepsTheProtocolOfThe15BOne) {
   auto small = load_experiment_config(kWebshopPreset, {});
   auto big =

@@ -26,6 +26,9 @@ std::string replace_all(std::string s, std::string_view from, std::string_view t
 // Items joined by `sep` ("" for no items).
 std::string join(const std::vector<std::string>& items, std::string_view sep);
 bool starts_with(std::string_view s, std::string_view prefix);
+// Number of UTF-8 code points (Python's len() of the decoded text): bytes
+// that are not continuation bytes.
+size_t utf8_code_points(std::string_view s);
 bool ends_with(std::string_view s, std::string_view suffix);
 
 }  // namespace agentrl::strings

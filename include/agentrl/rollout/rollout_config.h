@@ -31,6 +31,10 @@ struct PromptConfig {
   // Window mode: the user message of the first step ("" = window_user);
   // verl-agent's ALFWorld prompt has no history part at step 1.
   std::string window_first_user;
+  // Window mode: a step's user message longer than this many characters
+  // (code points) is rendered with window_first_user instead, which has no
+  // history (verl-agent's WebShop: 13,000). 0 = never.
+  int64_t window_fallback_chars = 0;
   // Window mode: one history entry ({n} step number, {observation}, {action})
   // and what joins the entries into {history}.
   std::string history_entry = "Step {n}. Observation: {observation}\nAction: {action}\n";
@@ -56,6 +60,10 @@ struct PromptConfig {
             "window mode: the user message of every step (adds {history}, {history_length} = entries in it, "
             "{prev_steps} = steps taken)");
     v.field("window_first_user", window_first_user, "window mode: the user message of step 1 (empty = window_user)");
+    v.field("window_fallback_chars", window_fallback_chars,
+            "window mode: a user message longer than this many characters falls back to window_first_user (no "
+            "history; verl-agent WebShop: 13000); 0 = never",
+            config::Range::at_least(0));
     v.field("history_entry", history_entry, "window mode: one step of {history} ({n}, {observation}, {action})");
     v.field("history_separator", history_separator, "window mode: text between the entries of {history}");
     v.field("admissible_item", admissible_item, "one action in {admissible_actions} ({action})");

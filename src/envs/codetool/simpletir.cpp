@@ -20,12 +20,6 @@ size_t code_point_offset(const std::string& s, size_t n) {
   return i;
 }
 
-size_t code_points(const std::string& s) {
-  size_t n = 0;
-  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
-  return n;
-}
-
 // Python's str.splitlines()[-1], for the line breaks an interpreter's stderr
 // holds ("" for an empty text).
 std::string last_line(const std::string& s) {
@@ -100,7 +94,7 @@ std::optional<std::string> first_code_block(const std::string& response) {
 bool has_answer(const std::string& text) { return contains(text, "\\boxed{"); }
 
 std::string truncate(const std::string& text, size_t max_chars) {
-  const size_t n = code_points(text);
+  const size_t n = strings::utf8_code_points(text);
   if (n <= max_chars) return text;
   const size_t half = max_chars / 2;
   return text.substr(0, code_point_offset(text, half)) + "\n..._This content has been truncated to stay below " +

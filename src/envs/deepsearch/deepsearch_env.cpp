@@ -9,6 +9,7 @@
 
 #include "agentrl/core/error.h"
 #include "agentrl/core/strings.h"
+#include "agentrl/envs/deepsearch/batching_retriever.h"
 #include "agentrl/envs/registry.h"
 #include "agentrl/envs/search/bm25_index.h"
 
@@ -63,7 +64,7 @@ std::string ensure_world_index(const World& world, const WorldOptions& o, const 
 }
 
 namespace {
-std::shared_ptr<const Retriever> make_retriever(const DeepSearchConfig& c, const World* world) {
+std::shared_ptr<const Retriever> make_backend(const DeepSearchConfig& c, const World* world) {
   const auto& r = c.retriever;
   if (r.kind == "http") {
     HttpRetrieverOptions o;
@@ -81,6 +82,13 @@ std::shared_ptr<const Retriever> make_retriever(const DeepSearchConfig& c, const
     dir = ensure_world_index(*world, c.world.options, r.cache_dir);
   }
   return std::make_shared<LocalRetriever>(dir, r.k1, r.b);
+}
+
+std::shared_ptr<const Retriever> make_retriever(const DeepSearchConfig& c, const World* world) {
+  auto backend = make_backend(c, world);
+  const auto& r = c.retriever;
+  if (r.batch_window_ms <= 0) return backend;
+  return std::make_shared<BatchingRetriever>(backend, static_cast<size_t>(r.batch_max), r.batch_window_ms);
 }
 }  // namespace
 

@@ -52,6 +52,11 @@ struct RetrieverConfig {
   double connect_timeout_s = 2.0;
   double read_timeout_s = 10.0;
   int64_t retries = 3;
+  // Searches of concurrently stepping episodes gathered into one retriever
+  // call (Search-R1 sends a turn's queries in one request): wait at most
+  // batch_window_ms for others, up to batch_max queries. 0 = one call each.
+  double batch_window_ms = 0.0;
+  int64_t batch_max = 512;
 
   void visit(config::Visitor& v) {
     v.field("kind", kind, "retrieval backend", {"local", "http"});
@@ -63,6 +68,11 @@ struct RetrieverConfig {
     v.field("connect_timeout_s", connect_timeout_s, "HTTP connect timeout (s)", config::Range::positive());
     v.field("read_timeout_s", read_timeout_s, "HTTP read timeout (s)", config::Range::positive());
     v.field("retries", retries, "HTTP retries after the first attempt", config::Range::closed(0, 20));
+    v.field("batch_window_ms", batch_window_ms,
+            "gather the searches of concurrently stepping episodes for up to this long into one retriever call "
+            "(Search-R1: one request per turn); 0 = a call per search",
+            config::Range::closed(0, 10000));
+    v.field("batch_max", batch_max, "most queries in one gathered retriever call", config::Range::closed(1, 1000000));
   }
 };
 
