@@ -106,6 +106,24 @@ torch::Tensor cached_attention(const torch::Tensor& q, const torch::Tensor& k, c
   return out.reshape({Hq, n, D});
 }
 
+torch::Tensor decode_attention(const torch::Tensor& q, const torch::Tensor& k_cache, const torch::Tensor& v_cache,
+                               const torch::Tensor& slots, const torch::Tensor& hidden) {
+  const int64_t B = q.size(0), Hq = q.size(1), D = q.size(2);
+  const int64_t Hkv = k_cache.size(1), G = Hq / Hkv, L = hidden.size(1);
+  const double scale = 1.0 / std::sqrt(static_cast<double>(D));
+  // Narrow before gathering: only the first L positions of each slot move.
+  // Advanced indexing, not index_select: on the CPU, index_select of a
+  // non-contiguous tensor copies index by index (ops growing with B).
+  auto k = k_cache.narrow(2, 0, L).index({slots});  // [B, Hkv, L, D]
+  auto v = v_cache.narrow(2, 0, L).index({slots});
+  // Unwritten cache positions may hold anything (even NaN): their scores are
+  // replaced by -inf and their values by 0, so they add exactly nothing.
+  v.masked_fill_(hidden.view({B, 1, L, 1}), 0);
+  auto scores = torch::matmul(q.view({B, Hkv, G, D}), k.transpose(-1, -2)).mul_(scale);  // [B, Hkv, G, L]
+  scores.masked_fill_(hidden.view({B, 1, 1, L}), -std::numeric_limits<double>::infinity());
+  return torch::matmul(softmax_like_hf(scores), v).view({B, Hq, D});
+}
+
 AttentionImpl::AttentionImpl(const ModelArgs& args)
     : num_heads(args.num_attention_heads),
       num_kv_heads(args.num_key_value_heads),

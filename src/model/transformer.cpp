@@ -293,6 +293,81 @@ torch::Tensor TransformerLMImpl::forward(const torch::Tensor& input_ids, const t
   return logits(forward_hidden(input_ids, position_ids, attention_mask));
 }
 
+namespace {
+
+// The decode segments (one new token each) of a cached step, gathered once
+// for all layers: they are attended to as one batch (decode_attention).
+struct DecodeBatch {
+  torch::Tensor rows, slots, positions, hidden;  // int64 [B] x3, bool [B, max_len]; on the model's device
+  bool all = false;                              // every segment decodes (rows are 0..N-1)
+  bool empty() const { return !rows.defined(); }
+};
+
+DecodeBatch decode_batch(const std::vector<CacheSegment>& segments, const torch::Device& dev) {
+  // A lone decode row reads its slot in place (the per-segment path): the
+  // gather, scatter and mask of the batch cost more than they save there.
+  const auto decoding = std::count_if(segments.begin(), segments.end(), [](const auto& s) { return s.length == 1; });
+  if (decoding < 2) return {};
+  std::vector<int64_t> rows, slots, positions;
+  int64_t row = 0, max_len = 0;
+  for (const auto& s : segments) {
+    if (s.length == 1) {
+      rows.push_back(row);
+      slots.push_back(s.slot);
+      positions.push_back(s.start);
+      max_len = std::max(max_len, s.start + 1);
+    }
+    row += s.length;
+  }
+  DecodeBatch d;
+  if (rows.empty()) return d;
+  const auto i64 = torch::TensorOptions().dtype(torch::kInt64);
+  d.all = rows.size() == segments.size();
+  d.rows = torch::tensor(rows, i64).to(dev);
+  d.slots = torch::tensor(slots, i64).to(dev);
+  d.positions = torch::tensor(positions, i64).to(dev);
+  // Key j of row b is hidden when j > positions[b].
+  d.hidden = torch::arange(max_len, i64).unsqueeze(0).gt(torch::tensor(positions, i64).unsqueeze(1)).to(dev);
+  return d;
+}
+
+// One layer's attention of a cached step: the new keys and values go into
+// the cache, decode rows attend as one batch (two or more of them), prefill
+// chunks and a lone decode row one by one.
+// q [N, Hq, D], k/v [N, Hkv, D] -> [N, Hq * D].
+torch::Tensor cached_step_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                                    torch::Tensor& K, torch::Tensor& V, const std::vector<CacheSegment>& segments,
+                                    const DecodeBatch& dec) {
+  using torch::indexing::Slice;
+  const int64_t N = q.size(0), width = q.size(1) * q.size(2);
+  torch::Tensor decoded;
+  if (!dec.empty()) {
+    auto qd = dec.all ? q : q.index_select(0, dec.rows);
+    K.index_put_({dec.slots, Slice(), dec.positions}, dec.all ? k : k.index_select(0, dec.rows));
+    V.index_put_({dec.slots, Slice(), dec.positions}, dec.all ? v : v.index_select(0, dec.rows));
+    decoded = decode_attention(qd, K, V, dec.slots, dec.hidden).reshape({qd.size(0), width});
+    if (dec.all) return decoded;
+  }
+  auto out = torch::empty({N, width}, q.options());
+  if (decoded.defined()) out.index_copy_(0, dec.rows, decoded);
+  int64_t off = 0;
+  for (const auto& s : segments) {
+    if (s.length > 1 || dec.empty()) {
+      auto kslot = K.select(0, s.slot), vslot = V.select(0, s.slot);  // [Hkv,cap,D]
+      kslot.narrow(1, s.start, s.length).copy_(k.narrow(0, off, s.length).transpose(0, 1));
+      vslot.narrow(1, s.start, s.length).copy_(v.narrow(0, off, s.length).transpose(0, 1));
+      const int64_t L = s.start + s.length;
+      auto o = cached_attention(q.narrow(0, off, s.length).transpose(0, 1).contiguous(), kslot.narrow(1, 0, L),
+                                vslot.narrow(1, 0, L));  // [Hq,len,D]
+      out.narrow(0, off, s.length).copy_(o.transpose(0, 1).reshape({s.length, width}));
+    }
+    off += s.length;
+  }
+  return out;
+}
+
+}  // namespace
+
 torch::Tensor TransformerLMImpl::forward_cached(const torch::Tensor& tokens, const std::vector<CacheSegment>& segments,
                                                 KvCache& cache) {
   torch::NoGradGuard no_grad;
@@ -311,31 +386,18 @@ torch::Tensor TransformerLMImpl::forward_cached(const torch::Tensor& tokens, con
   auto inv = dt == torch::kFloat64 ? rope_inv_freq(args_, effective_head_dim(args_), torch::kFloat64).to(dev) : inv_freq_;
   auto [cos, sin] = rope_cos_sin(pos_t, inv, dt);  // [N,D]
   auto h = torch::embedding(model->embed_tokens->weight, tokens.to(dev, torch::kInt64));  // [N,H]
-  const int64_t N = h.size(0);
+  const DecodeBatch dec = decode_batch(segments, dev);
   for (size_t l = 0; l < model->layers.size(); ++l) {
     auto& layer = model->layers[l];
     auto& attn = layer->self_attn;
     torch::Tensor q, k, v;
     attn->project(layer->input_layernorm(h), cos, sin, q, k, v);  // [N,heads,D]
-    auto& K = cache.keys(static_cast<int64_t>(l));
-    auto& V = cache.values(static_cast<int64_t>(l));
-    std::vector<torch::Tensor> outs;
-    int64_t off = 0;
-    for (const auto& s : segments) {
-      auto kslot = K.select(0, s.slot), vslot = V.select(0, s.slot);  // [Hkv,cap,D]
-      kslot.narrow(1, s.start, s.length).copy_(k.narrow(0, off, s.length).transpose(0, 1));
-      vslot.narrow(1, s.start, s.length).copy_(v.narrow(0, off, s.length).transpose(0, 1));
-      const int64_t L = s.start + s.length;
-      auto o = cached_attention(q.narrow(0, off, s.length).transpose(0, 1).contiguous(), kslot.narrow(1, 0, L),
-                                vslot.narrow(1, 0, L));  // [Hq,len,D]
-      outs.push_back(o.transpose(0, 1).reshape({s.length, attn->num_heads * attn->head_dim}));
-      off += s.length;
-    }
-    auto attn_out = attn->o_proj(outs.size() == 1 ? outs[0] : torch::cat(outs, 0));
-    h = h + attn_out;
+    auto attn_rows = cached_step_attention(q, k, v, cache.keys(static_cast<int64_t>(l)),
+                                           cache.values(static_cast<int64_t>(l)), segments, dec);
+    h = h + attn->o_proj(attn_rows);
     h = h + layer->mlp(layer->post_attention_layernorm(h));
   }
-  (void)N;
+  if (dec.all) return model->norm(h);  // every row is its segment's last
   auto last = torch::tensor(last_rows, torch::TensorOptions().dtype(torch::kInt64)).to(dev);
   return model->norm(h.index_select(0, last));
 }

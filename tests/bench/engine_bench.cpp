@@ -6,9 +6,11 @@
 //   ninja -C build engine_bench && build/engine_bench
 //
 // Args: {shape (0 tiny, 1 = 0.5B), batch, new tokens}. Prompts are 64 tokens.
+#include <ATen/record_function.h>
 #include <benchmark/benchmark.h>
 #include <torch/torch.h>
 
+#include <atomic>
 #include <chrono>
 
 #include "agentrl/rollout/generation_engine.h"
@@ -105,5 +107,46 @@ void BM_DecodeMatmulFloor(benchmark::State& state) {
 BENCHMARK(BM_DecodeMatmulFloor)->UseRealTime()->Args({0, 1})->Args({1, 1})->Args({1, 8})->Unit(benchmark::kMillisecond);
 
 }  // namespace
+
+// Tensor ops of one decode step at batch B (issue #20: the count must not
+// grow with B): top-level ATen calls (those the engine and the model issue,
+// not the ones an op makes inside its kernel, e.g. the CPU bmm's per-matrix
+// loop) and all calls, counted by a RecordFunction observer over a run of 3
+// new tokens minus a run of 2 (same prefill), on the tiny config.
+std::atomic<int64_t> g_ops{0}, g_top_ops{0};
+thread_local int g_depth = 0;
+
+std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction&) {
+  ++g_ops;
+  if (g_depth++ == 0) ++g_top_ops;
+  return nullptr;
+}
+void on_op_end(const at::RecordFunction&, at::ObserverContext*) { --g_depth; }
+
+void BM_DecodeStepOps(benchmark::State& state) {
+  const int64_t B = state.range(0);
+  auto& m = model_for(0);
+  rollout::EngineOptions o;
+  o.max_batch_size = B;
+  o.max_seq_len = kPrompt + 4;
+  o.kv_budget_tokens = B * o.max_seq_len;
+  o.prefill_chunk_tokens = B * kPrompt;
+  rollout::GenerationEngine e(m, nullptr, o, {-1});
+  auto handle = at::addGlobalCallback(
+      at::RecordFunctionCallback(on_op_start, on_op_end).scopes({at::RecordScope::FUNCTION}));
+  int64_t all = 0, top = 0;
+  for (auto _ : state) {
+    g_ops = g_top_ops = 0;
+    e.generate_batch(requests(B, 2, m->args().vocab_size));
+    const int64_t all2 = g_ops.exchange(0), top2 = g_top_ops.exchange(0);
+    e.generate_batch(requests(B, 3, m->args().vocab_size));
+    all = g_ops.load() - all2;
+    top = g_top_ops.load() - top2;
+  }
+  at::removeCallback(handle);
+  state.counters["top_level_ops"] = static_cast<double>(top);
+  state.counters["all_ops"] = static_cast<double>(all);
+}
+BENCHMARK(BM_DecodeStepOps)->Arg(1)->Arg(8)->Arg(64)->Iterations(1)->Unit(benchmark::kMillisecond);
 
 BENCHMARK_MAIN();

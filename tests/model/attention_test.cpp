@@ -1,6 +1,8 @@
 // Specifications of RoPE, RMSNorm and grouped-query attention, each against
 // a direct re-statement of its formula.
 #include <gtest/gtest.h>
+
+#include <limits>
 #include <torch/torch.h>
 
 #include <cmath>
@@ -165,4 +167,28 @@ TEST(GroupedAttention, CachedAttentionEqualsCausalAttentionOfTheLastQueries) {
   auto ref = repeat_heads_reference(q, k, v, allowed)[0].narrow(1, L - n, n);
   auto got = cached_attention(q[0].narrow(1, L - n, n), k[0], v[0]);
   EXPECT_LT(max_abs_diff(got, ref), 1e-12);
+}
+
+TEST(GroupedAttention, DecodeAttentionOfABatchEqualsEachSlotAloneWhateverTheUnwrittenCacheHolds) {
+  torch::manual_seed(5);
+  const int64_t S = 5, Hq = 6, Hkv = 2, cap = 12, D = 8;
+  // Unwritten positions hold NaN and infinities: they must add nothing.
+  auto K = torch::full({S, Hkv, cap, D}, std::numeric_limits<double>::quiet_NaN(), torch::kFloat64);
+  auto V = torch::full({S, Hkv, cap, D}, std::numeric_limits<double>::infinity(), torch::kFloat64);
+  const std::vector<int64_t> slots = {3, 0, 4}, lengths = {7, 1, 12};
+  for (size_t b = 0; b < slots.size(); ++b) {
+    K[slots[b]].narrow(1, 0, lengths[b]).copy_(torch::randn({Hkv, lengths[b], D}, torch::kFloat64));
+    V[slots[b]].narrow(1, 0, lengths[b]).copy_(torch::randn({Hkv, lengths[b], D}, torch::kFloat64));
+  }
+  const auto B = static_cast<int64_t>(slots.size());
+  auto q = torch::randn({B, Hq, D}, torch::kFloat64);
+  auto len = torch::tensor(lengths, torch::kInt64);
+  auto hidden = torch::arange(12, torch::kInt64).unsqueeze(0).ge(len.unsqueeze(1));  // [B, max_len]
+  auto got = decode_attention(q, K, V, torch::tensor(slots, torch::kInt64), hidden);
+  ASSERT_EQ(got.sizes(), (std::vector<int64_t>{B, Hq, D}));
+  for (int64_t b = 0; b < B; ++b) {
+    auto alone = cached_attention(q[b].unsqueeze(1), K[slots[b]].narrow(1, 0, lengths[b]),
+                                  V[slots[b]].narrow(1, 0, lengths[b]));  // [Hq, 1, D]
+    EXPECT_LT(max_abs_diff(got[b], alone.squeeze(1)), 1e-12) << "row " << b;
+  }
 }

@@ -40,6 +40,17 @@ torch::Tensor masked_attention(const torch::Tensor& q, const torch::Tensor& k, c
 // Returns [Hq, n, D].
 torch::Tensor cached_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v);
 
+// Attention of B single-token queries (a decode step), each against the
+// first lengths[b] keys of its own cache slot, as one batched computation:
+// the op count does not grow with B.
+//   q: [B, Hq, D]; k_cache/v_cache: a layer's cache [S, Hkv, cap, D];
+//   slots: int64 [B] (q's device); hidden: bool [B, max_len], true at key
+//   positions >= lengths[b] (max_len = max lengths). Returns [B, Hq, D].
+// Equal to cached_attention of each query against its slot's keys (the
+// padding gets weight exactly 0).
+torch::Tensor decode_attention(const torch::Tensor& q, const torch::Tensor& k_cache, const torch::Tensor& v_cache,
+                               const torch::Tensor& slots, const torch::Tensor& hidden);
+
 class AttentionImpl : public torch::nn::Module {
  public:
   explicit AttentionImpl(const ModelArgs& args);
