@@ -112,6 +112,7 @@ def main():
     a = ap.parse_args()
     m = Model(SHAPES[a.shape])
     for B in a.batch:
+        run(m, B, 2)  # untimed warm-up, as engine_bench does
         pf, dc = run(m, B, a.new)
         print(f"shape={a.shape} batch={B} new={a.new} prefill_tok/s={pf:.1f} decode_tok/s={dc:.1f} threads={torch.get_num_threads()}")
 
