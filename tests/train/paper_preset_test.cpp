@@ -536,16 +536,17 @@ TEST(PaperPreset, SimpleTirEpisodeIsOneAssistantMessageStringForString) {
   rollout::EpisodeSpec spec;
   spec.task = suite->tasks().get("train", 0);
   rollout::EpisodeRunner runner(suite->make_env(), spec, ctx);
-  // Text after the first block is never generated (the stop regex); the
-  // second response ends the episode with a boxed answer.
-  const std::vector<std::string> responses = {"Let me compute.\n```\nprint(6 * 7)\n```",
+  // Text after the first block is never generated (the stop regex); a
+  // silent block splices nothing in; the last response ends the episode with
+  // a boxed answer.
+  const std::vector<std::string> responses = {"Let me compute.\n```\nprint(6 * 7)\n```", "```python\nx = 1\n```",
                                               "So the product is \\boxed{42}."};
   size_t next = 0;
   auto traj = rollout::run_scripted_episode(runner, [&](envs::Env&) -> std::optional<std::string> {
     if (next == responses.size()) return std::nullopt;
     return responses[next++];
   });
-  ASSERT_EQ(traj.turns.size(), 2u);
+  ASSERT_EQ(traj.turns.size(), 3u);
   EXPECT_TRUE(traj.success);
   EXPECT_DOUBLE_EQ(traj.reward, 1.0);
   // The chat prompt (apply_chat_template with Qwen's default system message),
@@ -554,9 +555,17 @@ TEST(PaperPreset, SimpleTirEpisodeIsOneAssistantMessageStringForString) {
   agentrl::testing::ByteTokenizer tok;
   const std::string expected = "<|im_start|>system\n" + cfg.prompt.system + "<|im_end|>\n<|im_start|>user\n" +
                                kSimpleTirPrompt + "What is $6 \\times 7$?<|im_end|>\n<|im_start|>assistant\n" +
-                               responses[0] + "\nCode execution result: 42\n\n" + responses[1] + "<|im_end|>";
+                               responses[0] + "\nCode execution result: 42\n\n" + responses[1] + responses[2] +
+                               "<|im_end|>";
   EXPECT_EQ(tok.decode(rollout::sequence_tokens(traj), false), expected);
   EXPECT_EQ(traj.turns[0].finish_reason, "stop_string");
+  EXPECT_TRUE(traj.turns[2].context_tokens.empty()) << "nothing spliced after a silent block";
+  // The trainer's row: the same tokens, the loss exactly on the responses.
+  auto batch = rollout::build_train_batch({traj});
+  ASSERT_EQ(batch.input_ids.size(0), 1);
+  int64_t response_tokens = 0;
+  for (const auto& t : traj.turns) response_tokens += static_cast<int64_t>(t.generated_tokens.size());
+  EXPECT_EQ(batch.loss_mask.sum().item<double>(), static_cast<double>(response_tokens));
 }
 
 }  // namespace
