@@ -119,9 +119,20 @@ torch::Tensor decode_attention(const torch::Tensor& q, const torch::Tensor& k_ca
   // Unwritten cache positions may hold anything (even NaN): their scores are
   // replaced by -inf and their values by 0, so they add exactly nothing.
   v.masked_fill_(hidden.view({B, 1, L, 1}), 0);
-  auto scores = torch::matmul(q.view({B, Hkv, G, D}), k.transpose(-1, -2)).mul_(scale);  // [B, Hkv, G, L]
-  scores.masked_fill_(hidden.view({B, 1, 1, L}), -std::numeric_limits<double>::infinity());
-  return torch::matmul(softmax_like_hf(scores), v).view({B, Hq, D});
+  // On the CPU a batched matmul of many small matrices loops over them (a
+  // select and an mm call each, B * Hkv per product); below a size limit an
+  // elementwise product and a sum do the same work in one op each. Not in
+  // bf16/fp16: the products would be rounded before the sum (matmul
+  // accumulates in fp32), which moves log-probs away from the trainer's.
+  constexpr int64_t kElementwiseLimit = int64_t{1} << 22;
+  const bool full_precision = q.scalar_type() == torch::kFloat32 || q.scalar_type() == torch::kFloat64;
+  const bool elementwise = !q.is_cuda() && full_precision && B * Hkv * G * L * D <= kElementwiseLimit;
+  auto qg = q.view({B, Hkv, G, D});
+  auto scores = elementwise ? (qg.unsqueeze(3) * k.unsqueeze(2)).sum(-1) : torch::matmul(qg, k.transpose(-1, -2));
+  scores.mul_(scale).masked_fill_(hidden.view({B, 1, 1, L}), -std::numeric_limits<double>::infinity());  // [B,Hkv,G,L]
+  auto probs = softmax_like_hf(scores);
+  auto out = elementwise ? (probs.unsqueeze(-1) * v.unsqueeze(2)).sum(-2) : torch::matmul(probs, v);  // [B,Hkv,G,D]
+  return out.reshape({B, Hq, D});
 }
 
 AttentionImpl::AttentionImpl(const ModelArgs& args)
