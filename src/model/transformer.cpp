@@ -304,10 +304,6 @@ struct DecodeBatch {
 };
 
 DecodeBatch decode_batch(const std::vector<CacheSegment>& segments, const torch::Device& dev) {
-  // A lone decode row reads its slot in place (the per-segment path): the
-  // gather, scatter and mask of the batch cost more than they save there.
-  const auto decoding = std::count_if(segments.begin(), segments.end(), [](const auto& s) { return s.length == 1; });
-  if (decoding < 2) return {};
   std::vector<int64_t> rows, slots, positions;
   int64_t row = 0, max_len = 0;
   for (const auto& s : segments) {
@@ -319,8 +315,10 @@ DecodeBatch decode_batch(const std::vector<CacheSegment>& segments, const torch:
     }
     row += s.length;
   }
+  // A lone decode row reads its slot in place (the per-segment path): the
+  // gather, scatter and mask of the batch cost more than they save there.
   DecodeBatch d;
-  if (rows.empty()) return d;
+  if (rows.size() < 2) return d;
   const auto i64 = torch::TensorOptions().dtype(torch::kInt64);
   d.all = rows.size() == segments.size();
   d.rows = torch::tensor(rows, i64).to(dev);

@@ -192,9 +192,9 @@ void validate_request(const GenerationRequest& r, int64_t vocab, bool have_token
   }
   if (!r.stop_regex.empty() && !have_tokenizer)
     throw ConfigError("generation request: a stop regex needs an engine with a tokenizer");
-  if (!r.stop_regex.empty()) Regex(r.stop_regex, "generation request stop_regex");  // throws when it does not compile
 }
 
+// Throws ConfigError when the request's stop regex does not compile.
 SeqPtr make_sequence(GenerationRequest r) {
   auto s = std::make_shared<Sequence>();
   s->req = std::move(r);
@@ -210,13 +210,14 @@ SeqPtr make_sequence(GenerationRequest r) {
 
 std::future<GenerationResult> GenerationEngine::submit(GenerationRequest request) {
   std::promise<GenerationResult> p;
+  SeqPtr s;
   try {
     validate_request(request, impl_->model->args().vocab_size, impl_->tok != nullptr);
+    s = make_sequence(std::move(request));
   } catch (...) {
     p.set_exception(std::current_exception());
     return p.get_future();
   }
-  auto s = make_sequence(std::move(request));
   auto fut = s->promise.get_future();
   {
     std::lock_guard<std::mutex> g(impl_->mu);

@@ -152,24 +152,39 @@ TEST(GenerationEngine, LogprobsAndEntropiesEqualAFreshFullForward) {
   }
 }
 
+namespace {
+
+// The concatenated bytes of `ids`.
+std::string bytes_of(const text::Tokenizer& t, const std::vector<int32_t>& ids) {
+  std::string out;
+  for (auto id : ids) out += t.token_bytes(id);
+  return out;
+}
+
+// The shortest prefix of `ids` whose bytes reach byte `end`: where a stop
+// ending there stops generation.
+std::vector<int32_t> tokens_through(const text::Tokenizer& t, const std::vector<int32_t>& ids, size_t end) {
+  std::vector<int32_t> out;
+  for (size_t i = 0, acc = 0; acc < end && i < ids.size(); ++i) {
+    out.push_back(ids[i]);
+    acc += t.token_bytes(ids[i]).size();
+  }
+  return out;
+}
+
+}  // namespace
+
 TEST(GenerationEngine, StopStringSpanningTokenBoundariesEndsTextExactlyThere) {
   auto m = tiny_model();
   auto t = tok();
   GenerationEngine e(m, t, small_options());
   auto free_run = e.submit(greedy(prompt_of(6, 3), 40)).get();
-  std::string bytes;
-  for (auto id : free_run.tokens) bytes += t->token_bytes(id);
+  const std::string bytes = bytes_of(*t, free_run.tokens);
   ASSERT_GE(bytes.size(), 12u);
   const std::string stop = bytes.substr(6, 4);  // 4 bytes: spans >= 2 tokens (tokens are 1-2 bytes)
   const size_t at = bytes.find(stop);
   // Expected tokens: the shortest prefix whose bytes contain the stop string.
-  std::vector<int32_t> expect;
-  std::string acc;
-  for (auto id : free_run.tokens) {
-    expect.push_back(id);
-    acc += t->token_bytes(id);
-    if (acc.find(stop) != std::string::npos) break;
-  }
+  const auto expect = tokens_through(*t, free_run.tokens, at + stop.size());
   ASSERT_GE(expect.size(), 2u);
   auto req = greedy(prompt_of(6, 3), 40);
   req.stop_strings = {"never-generated", stop};
@@ -188,8 +203,7 @@ TEST(GenerationEngine, StopRegexEndsAtItsFirstMatchAcrossTokens) {
   auto t = tok();
   GenerationEngine e(m, t, small_options());
   auto free_run = e.submit(greedy(prompt_of(6, 3), 40)).get();
-  std::string bytes;
-  for (auto id : free_run.tokens) bytes += t->token_bytes(id);
+  const std::string bytes = bytes_of(*t, free_run.tokens);
   ASSERT_GE(bytes.size(), 14u);
   // A lazy match between two ASCII pieces of the free run (the text between
   // them may hold any bytes): it ends at the first `b` after the first `a`.
@@ -205,11 +219,7 @@ TEST(GenerationEngine, StopRegexEndsAtItsFirstMatchAcrossTokens) {
   ASSERT_NE(ib, std::string::npos) << bytes;
   const std::string a = bytes.substr(ia, 2), b = bytes.substr(ib, 2);
   const size_t begin = bytes.find(a), end = bytes.find(b, begin + a.size()) + b.size();
-  std::vector<int32_t> expect;
-  for (size_t i = 0, acc = 0; acc < end; ++i) {
-    expect.push_back(free_run.tokens[i]);
-    acc += t->token_bytes(free_run.tokens[i]).size();
-  }
+  const auto expect = tokens_through(*t, free_run.tokens, end);
   auto req = greedy(prompt_of(6, 3), 40);
   req.stop_regex = "(?s)\\Q" + a + "\\E.*?\\Q" + b + "\\E";
   auto r = e.submit(req).get();

@@ -1,8 +1,10 @@
 // A compiled regular expression (PCRE2, Perl syntax) for text protocols that
 // are defined by a regex in the original code: the end of a SimpleTIR turn
-// (its first complete code block), the code it extracts. Patterns are
-// matched on bytes as UTF-8 text; invalid UTF-8 in the subject is allowed
-// (it never matches a character class). Inline flags such as (?s) work.
+// (its first complete code block), the code it extracts. Matching is on
+// bytes, not code points: `.` and character classes match one byte, so a
+// pattern of ASCII literals around `.*?` behaves on UTF-8 text as Python's re
+// does on str, and text that is not valid UTF-8 (a character a model split
+// across tokens) is matched as well. Inline flags such as (?s) work.
 //
 // Thread-safety: a Regex is immutable after construction; search() may be
 // called from many threads at once.

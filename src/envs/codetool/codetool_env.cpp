@@ -139,7 +139,7 @@ StepResult CodeToolEnv::finish(const std::string& text, StepResult res) {
     const auto& c = suite_.config();
     checker_ = std::make_unique<AnswerChecker>(c.sandbox, c.use_sympy, c.sympy_timeout_s);
   }
-  bool correct = simpletir() ? checker_->equivalent(simpletir::extract_answer(transcript_), problem_.answer)
+  bool correct = simpletir() ? checker_->equivalent(simpletir::extract_answer(text), problem_.answer)
                              : checker_->boxed_correct(text, problem_.answer);
   res.reward = correct ? 1.0 : 0.0;
   res.info.success = correct;

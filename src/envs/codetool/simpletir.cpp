@@ -73,7 +73,7 @@ std::string clean(std::string pred) {
       joined += pred[i];
       continue;
     }
-    while (i + 1 < pred.size() && std::string(strings::kWhitespace).find(pred[i + 1]) != std::string::npos) ++i;
+    while (i + 1 < pred.size() && std::string_view(strings::kWhitespace).find(pred[i + 1]) != std::string_view::npos) ++i;
   }
   pred = joined;
   if (!pred.empty() && pred.front() == ':') pred.erase(0, 1);
@@ -131,8 +131,8 @@ std::string extract_answer(const std::string& episode_text) {
     pred = trim(s.substr(s.rfind("final answer is") + 15));
   } else if (const char* shi = "\xe7\xad\x94\xe6\xa1\x88\xe6\x98\xaf"; contains(s, shi)) {  // "答案是"
     std::string tmp = s.substr(s.find(shi) + 9);
-    tmp = tmp.substr(0, tmp.find(shi));  // split(...)[1]: up to the next one
-    pred = trim(trim(tmp).substr(0, trim(tmp).find("\n\n")));
+    tmp = trim(tmp.substr(0, tmp.find(shi)));  // split(...)[1]: up to the next one
+    pred = trim(tmp.substr(0, tmp.find("\n\n")));
   } else {
     pred = last_number(s);
   }

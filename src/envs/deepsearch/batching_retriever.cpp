@@ -37,11 +37,6 @@ std::vector<std::vector<RetrievedPassage>> BatchingRetriever::search_batch(const
   return answer.get();  // rethrows the inner call's failure
 }
 
-size_t BatchingRetriever::inner_calls() const {
-  std::lock_guard<std::mutex> g(mu_);
-  return inner_calls_;
-}
-
 void BatchingRetriever::dispatch_loop() {
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
@@ -75,10 +70,6 @@ void BatchingRetriever::answer(std::vector<std::shared_ptr<Pending>> batch) cons
     std::vector<std::string> queries;
     for (const auto& p : group) queries.insert(queries.end(), p->queries.begin(), p->queries.end());
     try {
-      {
-        std::lock_guard<std::mutex> g(mu_);
-        ++inner_calls_;
-      }
       auto results = inner_->search_batch(queries, k);
       if (results.size() != queries.size())
         throw IoError("retriever answered " + std::to_string(results.size()) + " result lists for " +

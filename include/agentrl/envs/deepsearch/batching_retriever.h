@@ -33,8 +33,6 @@ class BatchingRetriever final : public Retriever {
   std::vector<std::vector<RetrievedPassage>> search_batch(const std::vector<std::string>& queries,
                                                           size_t k) const override;
   std::optional<Passage> get(const std::string& id) const override { return inner_->get(id); }
-  // Inner calls made so far (for tests and metrics).
-  size_t inner_calls() const;
 
  private:
   struct Pending {
@@ -52,7 +50,6 @@ class BatchingRetriever final : public Retriever {
   mutable std::condition_variable cv_;
   mutable std::deque<std::shared_ptr<Pending>> pending_;
   mutable size_t pending_queries_ = 0;
-  mutable size_t inner_calls_ = 0;
   bool stop_ = false;
   std::thread dispatcher_;
 };
