@@ -45,7 +45,7 @@ AdvantageReport advantage_report(std::vector<rollout::Trajectory> batch, const A
       j["loss_masked"] = traj.loss_masked;
       const double a = result.turn_advantages[i][t];
       j["advantage"] = a;
-      report.lines.push_back(j.dump());
+      report.lines.push_back(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
       if (!traj.loss_masked && !turn.generated_tokens.empty()) {
         sum += a;
         sq += a * a;

@@ -74,7 +74,7 @@ MetricCombine metric_combine(const std::string& name) {
 
 std::vector<std::string> policy_loss_metric_names(const ActorConfig& cfg, bool with_entropy) {
   std::vector<std::string> names{"pg_loss", "clip_frac_high", "clip_frac_low", "approx_kl",
-                                 "ratio_mean", "ratio_max", "tokens"};
+                                 "ratio_mean", "ratio_max", "low_prob_frac", "tokens"};
   if (cfg.dual_clip > 0) names.push_back("dual_clip_frac");
   if (cfg.tis_cap > 0) names.insert(names.end(), {"tis_clip_frac", "tis_weight_mean"});
   if (cfg.kl.enabled && cfg.kl.use_as == "loss") names.insert(names.end(), {"kl", "kl_loss", "kl_coef"});
@@ -139,6 +139,9 @@ PolicyLossOutput compute_policy_loss(const PolicyLossInputs& in, const ActorConf
     mt["clip_frac_low"] = masked_mean_value(((r < 1.0 - cfg.clip_low).to(dtype) * neg), mask, local_tokens);
     mt["approx_kl"] = masked_mean_value(-log_ratio.detach(), mask, local_tokens);
     mt["ratio_mean"] = masked_mean_value(r, mask, local_tokens);
+    // SimpleTIR (arXiv 2509.02479, sec. 3) traces gradient-norm spikes to
+    // tokens the policy sampled at a very low probability.
+    mt["low_prob_frac"] = masked_mean_value((old_lp < std::log(kLowProbThreshold)).to(dtype), mask, local_tokens);
     // 0 without loss tokens (every entry masked to 0).
     mt["ratio_max"] = r.numel() == 0 ? torch::zeros({}, local_tokens.options())
                                      : torch::where(mask > 0, r, torch::zeros_like(r)).max().to(torch::kFloat64);

@@ -63,7 +63,7 @@ void run(const GenerateArgs& a) {
     j["finish_reason"] = rollout::finish_reason_name(r.finish_reason);
     j["prefill_seconds"] = r.prefill_seconds;
     j["decode_seconds"] = r.decode_seconds;
-    std::cout << j.dump() << "\n";
+    std::cout << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {
     std::cout << r.text << "\n";
     std::cerr << "[" << r.tokens.size() << " tokens, finish: " << rollout::finish_reason_name(r.finish_reason)

@@ -129,7 +129,7 @@ void JsonlSink::write(int64_t step, double wall_time, const Scalars& scalars) {
       j[k] = nullptr;
     }
   }
-  const std::string line = j.dump() + "\n";
+  const std::string line = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   // One write(2) per line with O_APPEND: concurrent readers never see two
   // records interleaved; fsync makes the line survive a crash of the machine.
   size_t off = 0;

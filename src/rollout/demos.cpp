@@ -5,6 +5,7 @@
 
 #include "agentrl/core/error.h"
 #include "agentrl/core/rng.h"
+#include "agentrl/core/thread_pool.h"
 
 namespace agentrl::rollout {
 
@@ -37,8 +38,9 @@ std::vector<Trajectory> expert_trajectories(const envs::EnvSuite& suite, const s
     throw ConfigError("demo mistake rate must be in [0, 1), got " + std::to_string(mistake_rate));
   auto tasks = suite.tasks().ordered(split, seed);
   auto render = [&ctx](const std::string& action) { return expert_response_text(ctx->prompt, action); };
-  std::vector<Trajectory> out;
-  for (size_t i = 0; i < tasks.size() && static_cast<int64_t>(out.size()) < episodes; ++i) {
+  // Episode i depends only on (seed, i): the same demonstrations whatever the
+  // number of threads.
+  auto run_one = [&](size_t i) -> std::optional<Trajectory> {
     EpisodeSpec spec;
     spec.task = tasks[i];
     spec.env_seed = mix_seed(seed, i);
@@ -63,10 +65,15 @@ std::vector<Trajectory> expert_trajectories(const envs::EnvSuite& suite, const s
       return render(*action);
     };
     Trajectory t = run_scripted_episode(runner, policy);
-    if (!t.success) continue;
+    if (!t.success) return std::nullopt;
     for (size_t k = 0; k < t.turns.size() && k < mistake.size(); ++k) t.turns[k].demo_mistake = mistake[k];
-    out.push_back(std::move(t));
-  }
+    return t;
+  };
+  std::vector<Trajectory> out;
+  const auto wanted = static_cast<size_t>(std::max<int64_t>(episodes, 0));
+  parallel_in_order(tasks.size(), [&] { return wanted - out.size(); }, run_one, [&](std::optional<Trajectory> t) {
+    if (t) out.push_back(std::move(*t));
+  });
   return out;
 }
 

@@ -222,7 +222,7 @@ void train_sentencepiece(const std::string& corpus_path, int vocab_size, const s
       {"normalization_rule_name", "identity"},
       {"remove_extra_whitespaces", "false"},
       {"add_dummy_prefix", "false"},
-      {"split_digits", "true"},
+      {"split_digits", options.split_digits ? "true" : "false"},
       {"allow_whitespace_only_pieces", "true"},
       {"max_sentence_length", std::to_string(options.max_sentence_length)},
       {"input_sentence_size", "0"},  // use every line: no random sampling

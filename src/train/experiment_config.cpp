@@ -31,6 +31,9 @@ void TokenizerConfig::visit(config::Visitor& v) {
   v.field("vocab_size_is_limit", vocab_size_is_limit,
           "treat vocab_size as an upper bound: a corpus that supports fewer pieces gets fewer (the size is logged)");
   v.field("symbols", symbols, "extra pieces the trained tokenizer keeps whole (e.g. [\"<action>\", \"</action>\"])");
+  v.field("split_digits", split_digits,
+          "every digit its own piece (false: digit runs are split from other text but may merge, so a number is "
+          "fewer, more distinctive pieces to copy)");
 }
 
 void OptimConfig::visit(config::Visitor& v) {

@@ -6,6 +6,7 @@
 #include "agentrl/core/error.h"
 #include "agentrl/core/logging.h"
 #include "agentrl/core/rng.h"
+#include "agentrl/core/thread_pool.h"
 #include "agentrl/model/hf_checkpoint.h"
 #include "agentrl/model/lora_peft.h"
 #include "agentrl/rollout/agent_loop.h"
@@ -36,23 +37,31 @@ std::string collect_env_text(const envs::EnvSuite& suite, const std::string& spl
   if (!prompt.window_first_user.empty()) corpus += prompt.window_first_user + "\n";
   auto tasks = suite.tasks().ordered(split, seed);
   const auto policy = rollout::expert_policy(prompt);
-  for (size_t i = 0; i < tasks.size() && static_cast<int64_t>(i) < episodes; ++i) {
+  auto episode_text = [&](size_t i) {
+    std::string text;
     auto env = suite.make_env();
-    corpus += env->reset(tasks[i], mix_seed(seed, i)) + "\n";
-    corpus += env->task_description() + "\n";
+    text += env->reset(tasks[i], mix_seed(seed, i)) + "\n";
+    text += env->task_description() + "\n";
     for (int step = 0; step < env->max_steps(); ++step) {
       std::string admissible;
       for (const auto& a : env->admissible_actions()) admissible += a + ", ";
-      corpus += admissible + "\n";
+      text += admissible + "\n";
       auto response = policy(*env);
       if (!response) break;
-      corpus += *response + "\n";
+      text += *response + "\n";
       auto action = env->extract_action(*response);
       auto r = env->step(action ? *action : *response);
-      corpus += r.observation + "\n";
+      text += r.observation + "\n";
       if (r.done) break;
     }
-  }
+    return text;
+  };
+  // Episodes in parallel (code-tool episodes wait on the sandbox), joined in order.
+  int64_t left = std::max<int64_t>(episodes, 0);
+  parallel_in_order(tasks.size(), [&] { return static_cast<size_t>(left); }, episode_text, [&](std::string text) {
+    corpus += text;
+    --left;
+  });
   return corpus;
 }
 
@@ -169,6 +178,7 @@ Policy build_policy_tokenizer(const ExperimentConfig& cfg, const envs::EnvSuite&
     text::SentencePieceTrainOptions options;
     options.hard_vocab_limit = !cfg.tokenizer.vocab_size_is_limit;
     options.model_type = cfg.tokenizer.model_type;
+    options.split_digits = cfg.tokenizer.split_digits;
     for (const auto& sym : cfg.tokenizer.symbols) options.user_defined_symbols.push_back(sym);
     text::train_sentencepiece(corpus_path, static_cast<int>(cfg.tokenizer.vocab_size), p.tokenizer_dir, options);
     log().info("trained a SentencePiece tokenizer ({} requested{}) on {} bytes of env text -> {}",

@@ -1,8 +1,10 @@
 #include "agentrl/train/ppo_update.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <vector>
 
 #include "agentrl/algo/diagnostics.h"
 #include "agentrl/core/error.h"
@@ -187,6 +189,15 @@ void take_step(MasterWeights& masters, torch::optim::Optimizer& optimizer, const
 }
 
 // This epoch's row order, shuffled with the trainer's own stream (resumable).
+// q-quantile with linear interpolation between order statistics (numpy's default).
+double percentile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  const double pos = q * static_cast<double>(v.size() - 1);
+  const size_t lo = static_cast<size_t>(pos);
+  const size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (pos - static_cast<double>(lo)) * (v[hi] - v[lo]);
+}
+
 std::vector<int64_t> shuffled_rows(int64_t n, Rng& rng) {
   std::vector<int64_t> order(static_cast<size_t>(n));
   std::iota(order.begin(), order.end(), 0);
@@ -206,6 +217,7 @@ std::map<std::string, double> ppo_update(model::TransformerLM& model, MasterWeig
   const int64_t N = batch.rows();
   DeviceMetrics sums;
   double grad_norm_sum = 0.0, weight_total = 0.0;
+  std::vector<double> grad_norms;  // of the steps taken, for the spike statistics
   int64_t steps = 0, skipped = 0;
   model->train();
   for (int64_t epoch = 0; epoch < actor.ppo_epochs; ++epoch) {
@@ -237,6 +249,7 @@ std::map<std::string, double> ppo_update(model::TransformerLM& model, MasterWeig
       take_step(masters, optimizer, cfg, total_optimizer_steps, counters, lock_weights);
       ++steps;
       grad_norm_sum += grad_norm;
+      grad_norms.push_back(grad_norm);
       add_step(sums, acc.metrics);
       weight_total += 1.0;
     }
@@ -246,7 +259,12 @@ std::map<std::string, double> ppo_update(model::TransformerLM& model, MasterWeig
   for (auto& [k, v] : out)
     if (algo::metric_combine(k.substr(6)) != algo::MetricCombine::kMax) v = weight_total > 0 ? v / weight_total : 0.0;
   if (weight_total == 0) out.clear();  // no step taken: no loss to report
-  if (weight_total > 0) out["actor/grad_norm"] = grad_norm_sum / weight_total;
+  if (weight_total > 0) {
+    out["actor/grad_norm"] = grad_norm_sum / weight_total;
+    // Before clipping; SimpleTIR's void-turn filter is about these spikes.
+    out["actor/grad_norm_max"] = *std::max_element(grad_norms.begin(), grad_norms.end());
+    out["actor/grad_norm_p99"] = percentile(grad_norms, 0.99);
+  }
   out["actor/optimizer_steps"] = static_cast<double>(steps);
   out["actor/skipped_steps"] = static_cast<double>(skipped);
   out["actor/lr"] = lr_at(cfg.trainer.optim, std::max<int64_t>(0, counters.optimizer_steps - 1), total_optimizer_steps);

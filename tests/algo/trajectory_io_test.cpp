@@ -48,6 +48,17 @@ TEST(TrajectoryIo, RoundTripsThroughTheWriter) {
   EXPECT_EQ(u.context_mode, t.context_mode);
 }
 
+TEST(TrajectoryIo, InvalidUtf8InModelTextIsWrittenAsReplacementCharacters) {
+  // A small policy samples byte-fallback tokens that are no UTF-8 character:
+  // the rollout dump must still be written (it once ended a code-tool run).
+  auto t = parse_trajectory_json(kRecord, "dump.jsonl", 1);
+  t.turns[0].response = "x = \xfe\xff 1";
+  t.turns[1].observation_before = "cut \xe2\x82";
+  auto u = parse_trajectory_json(trajectory_to_json(t), "again", 1);
+  EXPECT_EQ(u.turns[0].response, "x = \xef\xbf\xbd\xef\xbf\xbd 1");
+  EXPECT_EQ(u.turns[1].observation_before, "cut \xef\xbf\xbd");
+}
+
 TEST(TrajectoryIo, DumpKeepsGeneratedIdsAndAdvantagesFileMatchesEpisodes) {
   // The dump carries the generated ids (the dashboard decodes them), not
   // the context; the advantages file has one line per trajectory, by id.

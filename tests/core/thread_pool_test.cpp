@@ -84,4 +84,41 @@ TEST(ThreadPool, ZeroMeansHardwareConcurrency) {
 }
 
 }  // namespace
+TEST(ParallelInOrder, SinkSeesWhatTheSerialLoopSees) {
+  // Odd i "fail" (no result); take the first 7 successes of 40 indices.
+  auto fn = [](size_t i) { return i % 2 == 0 ? static_cast<int>(i) : -1; };
+  std::vector<int> serial, parallel;
+  for (size_t i = 0; i < 40 && serial.size() < 7; ++i)
+    if (int v = fn(i); v >= 0) serial.push_back(v);
+  size_t calls = 0;
+  parallel_in_order(
+      40, [&] { return 7 - parallel.size(); },
+      [&](size_t i) {
+        std::this_thread::sleep_for(std::chrono::microseconds((40 - i) * 50));  // finish out of order
+        return fn(i);
+      },
+      [&](int v) {
+        ++calls;
+        if (v >= 0) parallel.push_back(v);
+      },
+      3);
+  EXPECT_EQ(parallel, serial);
+  EXPECT_EQ(parallel, (std::vector<int>{0, 2, 4, 6, 8, 10, 12}));
+  EXPECT_EQ(calls, 13u);  // rounds of 7, 3, 2, 1: no index past the 7th success is run
+}
+
+TEST(ParallelInOrder, StopsWhenTheIndicesRunOutAndRethrows) {
+  std::vector<size_t> seen;
+  parallel_in_order(5, [] { return size_t{100}; }, [](size_t i) { return i; }, [&](size_t i) { seen.push_back(i); });
+  EXPECT_EQ(seen, (std::vector<size_t>{0, 1, 2, 3, 4}));
+  EXPECT_THROW(parallel_in_order(
+                   5, [] { return size_t{5}; },
+                   [](size_t i) {
+                     if (i == 3) throw std::runtime_error("episode 3");
+                     return i;
+                   },
+                   [](size_t) {}),
+               std::runtime_error);
+}
+
 }  // namespace agentrl

@@ -218,6 +218,31 @@ TEST(CodetoolEnv, BuiltinProblemsAreDeterministicAndSplitsDiffer) {
   EXPECT_NE(generate_problem(8, "train", 3).problem, a.problem);
 }
 
+TEST(CodetoolEnv, BuiltinKindsAreUsedInTurnAndTheDefaultIsEveryKind) {
+  // The default order is the generators' historical one: problem i is of kind i % 6.
+  EXPECT_EQ(generate_problem(7, "train", 4).kind, "linear_system");
+  EXPECT_EQ(generate_problem(7, "train", 4).problem, generate_problem(7, "train", 4, builtin_problem_kinds()).problem);
+  const std::vector<std::string> kinds{"binomial", "power_sum"};
+  for (uint64_t i = 0; i < 6; ++i) EXPECT_EQ(generate_problem(7, "train", i, kinds).kind, kinds[i % 2]) << i;
+  EXPECT_NE(generate_problem(7, "train", 2, kinds).problem, generate_problem(7, "train", 4, kinds).problem);
+  // Power sums say "n + 1" in code: the policy copies n, it does not add.
+  const auto ps = generate_problem(7, "train", 1, kinds);
+  EXPECT_NE(ps.expert_code.find(" + 1))"), std::string::npos) << ps.expert_code;
+}
+
+TEST(CodetoolEnv, UnknownBuiltinKindNamesTheKeyAndTheChoices) {
+  CodeToolConfig c = small_config();
+  c.builtin_kinds = {"modpow", "factorial"};
+  try {
+    CodeToolSuite suite(c);
+    FAIL() << "expected ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("codetool.builtin_kinds: unknown kind 'factorial'"), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("big_multiply, modpow"), std::string::npos) << e.what();
+  }
+}
+
 std::string write_temp(const std::string& name, const std::string& text) {
   std::string path = std::string(AGENTRL_BINARY_DIR) + "/" + name;
   std::ofstream(path) << text;

@@ -259,7 +259,9 @@ TEST_P(EnvTokenExactness, TrajectoryTokensAreExactlyWhatTheEngineConsumedAndProd
       EXPECT_EQ(turn.entropies, entropies) << e << "/" << k;
       EXPECT_EQ(turn.response, c[k].result.text) << e << "/" << k;
       // Inline mode: a turn of nothing but <|im_end|> keeps no token.
-      if (!inline_mode()) ASSERT_FALSE(turn.generated_tokens.empty());
+      if (!inline_mode()) {
+        ASSERT_FALSE(turn.generated_tokens.empty());
+      }
       ASSERT_EQ(turn.logprobs.size(), turn.generated_tokens.size());
       ASSERT_EQ(turn.entropies.size(), turn.generated_tokens.size());
       if (!full()) {
@@ -277,8 +279,9 @@ TEST_P(EnvTokenExactness, TrajectoryTokensAreExactlyWhatTheEngineConsumedAndProd
           EXPECT_NE(id, ByteTokenizer::kImEnd) << e << "/" << k;
         }
         // The previous turn's text runs on into the spliced output.
-        if (!t.turns[k - 1].generated_tokens.empty())
+        if (!t.turns[k - 1].generated_tokens.empty()) {
           EXPECT_NE(t.turns[k - 1].generated_tokens.back(), ByteTokenizer::kImEnd) << e << "/" << k;
+        }
       } else if (full() && k > 0) {
         // The template closes the previous turn: only "\n" after a generated
         // <|im_end|>, the whole "<|im_end|>\n" after a cut-off turn.
@@ -299,8 +302,9 @@ TEST_P(EnvTokenExactness, TrajectoryTokensAreExactlyWhatTheEngineConsumedAndProd
   EXPECT_GT(length_turns, 0);
   // Deep Search goes on after an invalid turn (the code tool ends the
   // episode on one: a void turn), so there the dropped token must occur.
-  if (inline_mode() && std::get<0>(GetParam()) == "deepsearch")
+  if (inline_mode() && std::get<0>(GetParam()) == "deepsearch") {
     EXPECT_GT(dropped_eos, 0) << "the dropped end-of-turn token was not exercised";
+  }
 }
 
 TEST_P(EnvTokenExactness, LossMaskIsOneExactlyOnGeneratedTokensWithBehaviourLogprobs) {

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -100,6 +101,37 @@ TEST(SentencePieceTest, BpeModelTypeTrainsToo) {
   auto tok = load_tokenizer(dir);
   EXPECT_EQ(tok->vocab_size(), 300);
   EXPECT_EQ(tok->decode(tok->encode("take the red shoes")), "take the red shoes");
+}
+
+TEST(SentencePieceTest, DigitsAreSplitUnlessOptionsSayNot) {
+  // Numbers that recur: with digits split each is one piece per digit;
+  // without, frequent runs merge, yet never with a letter.
+  const std::string corpus = test_dir("digits") + "/corpus.txt";
+  {
+    std::ofstream out(corpus);
+    for (int i = 0; i < 400; ++i) out << "room " << (i % 7) * 1111 << " year 2024 code [" << i % 50 << "]\n";
+  }
+  SentencePieceTrainOptions opt;
+  opt.model_type = "bpe";
+  opt.hard_vocab_limit = false;
+  const std::string split_dir = test_dir("model_digits_split"), merged_dir = test_dir("model_digits_merged");
+  train_sentencepiece(corpus, 400, split_dir, opt);
+  opt.split_digits = false;
+  train_sentencepiece(corpus, 400, merged_dir, opt);
+  auto split = load_tokenizer(split_dir), merged = load_tokenizer(merged_dir);
+  auto longest_number_piece = [](const Tokenizer& tok) {
+    size_t longest = 0;
+    for (int id = 0; id < tok.vocab_size(); ++id) {
+      const std::string p = tok.decode({id});
+      if (!p.empty() && std::all_of(p.begin(), p.end(), [](char c) { return c >= '0' && c <= '9'; }))
+        longest = std::max(longest, p.size());
+    }
+    return longest;
+  };
+  const size_t longest_split = longest_number_piece(*split), longest_merged = longest_number_piece(*merged);
+  EXPECT_EQ(longest_split, 1u);
+  EXPECT_GE(longest_merged, 2u);
+  EXPECT_EQ(merged->decode(merged->encode("room [123] 4567")), "room [123] 4567");
 }
 
 TEST(SentencePieceTest, DecodeInvertsEncodeIncludingUnseenCharacters) {

@@ -43,6 +43,9 @@ struct PolicyLossInputs {
   bool host_metrics = true;
 };
 
+// A loss token is "low-probability" when pi_old gave it less than this.
+inline constexpr double kLowProbThreshold = 0.01;
+
 struct PolicyLossOutput {
   torch::Tensor loss;     // scalar: pg_loss + kl_coef * kl_loss - entropy_coef * entropy_loss
   torch::Tensor pg_loss;  // scalar
@@ -50,6 +53,7 @@ struct PolicyLossOutput {
   // pg_loss, clip_frac_high (A > 0, ratio > 1 + eps_high), clip_frac_low
   // (A < 0, ratio < 1 - eps_low), dual_clip_frac (A < 0, ratio > c),
   // approx_kl (mean of log pi_old - log pi_theta), ratio_mean, ratio_max,
+  // low_prob_frac (share of tokens with pi_old < kLowProbThreshold),
   // kl (mean reference KL, when computed), entropy (mean, when given),
   // tis_weight_mean and tis_clip_frac (when TIS is on), tokens.
   // metric_tensors holds them as float64 0-d tensors on the inputs' device;

@@ -14,6 +14,7 @@
 // queued behind it in a pool of one thread deadlocks, as with any pool).
 #pragma once
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -65,5 +66,31 @@ class ThreadPool {
   bool stopping_ = false;
   std::vector<std::thread> workers_;
 };
+
+// Runs fn(i) for i = 0, 1, ... (i < n) on a pool of `threads` workers
+// (0: max(4, cores): env work mostly waits on subprocesses and I/O), in
+// rounds: a round runs the next remaining() indices in parallel, then hands
+// their results to sink in index order. Stops when remaining() is 0 or the
+// indices are used up. When each sink call lowers remaining() by at most 1,
+// sink sees exactly what the serial loop
+//   for (i = 0; i < n && remaining() > 0; ++i) sink(fn(i));
+// sees. fn must be safe to call concurrently; sink runs on the caller's
+// thread. An exception from fn is rethrown here (after the round's other
+// calls have finished).
+template <class Fn, class Remaining, class Sink>
+void parallel_in_order(size_t n, Remaining&& remaining, Fn&& fn, Sink&& sink, size_t threads = 0) {
+  if (threads == 0) threads = std::max<size_t>(4, std::thread::hardware_concurrency());
+  ThreadPool pool(threads);
+  for (size_t next = 0; next < n;) {
+    const size_t round = std::min<size_t>(n - next, remaining());
+    if (round == 0) return;
+    std::vector<std::future<std::invoke_result_t<Fn&, size_t>>> results;
+    results.reserve(round);
+    for (size_t i = next; i < next + round; ++i) results.push_back(pool.submit([&fn, i] { return fn(i); }));
+    next += round;
+    pool.wait_idle();
+    for (auto& r : results) sink(r.get());
+  }
+}
 
 }  // namespace agentrl

@@ -69,11 +69,14 @@ struct SentencePieceTrainOptions {
   // false: vocab_size is an upper bound (SentencePiece's soft limit), for
   // corpora too small to support the requested number of pieces.
   bool hard_vocab_limit = true;
+  // false: digit runs still stand apart from other text (SentencePiece's
+  // split_by_number) but may merge into multi-digit pieces.
+  bool split_digits = true;
 };
 
 // Trains a SentencePiece model on `corpus_path` (one sentence per line) with
 // byte_fallback on, identity normalisation (text is kept as is: whitespace
-// runs and case matter to agents), digits split, and one thread, so that the
+// runs and case matter to agents), digits split (unless options say not), and one thread, so that the
 // same corpus and options always give the same model. Writes
 // out_dir/tokenizer.model and out_dir/tokenizer_config.json (eos
 // "<|im_end|>", pad "<|endoftext|>", no BOS added, ChatML chat template,

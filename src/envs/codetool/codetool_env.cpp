@@ -1,8 +1,10 @@
 #include "agentrl/envs/codetool/codetool_env.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "agentrl/core/error.h"
+#include "agentrl/core/strings.h"
 #include "agentrl/envs/codetool/simpletir.h"
 #include "agentrl/envs/registry.h"
 
@@ -47,9 +49,14 @@ std::string truncate_output(const std::string& text, size_t max_chars) {
 // ---- suite ----------------------------------------------------------------
 
 CodeToolSuite::CodeToolSuite(CodeToolConfig config) : config_(std::move(config)) {
+  const auto& known = builtin_problem_kinds();
+  for (const auto& k : config_.builtin_kinds)
+    if (std::find(known.begin(), known.end(), k) == known.end())
+      throw ConfigError("codetool.builtin_kinds: unknown kind '" + k + "' (expected one of " +
+                        strings::join(known, ", ") + ")");
   auto load = [&](const std::string& file, const char* split, int64_t builtin) {
     if (file.empty()) return generate_problems(static_cast<uint64_t>(config_.builtin_seed), split,
-                                               static_cast<size_t>(builtin));
+                                               static_cast<size_t>(builtin), config_.builtin_kinds);
     if (!std::filesystem::exists(file))
       throw ConfigError(std::string("codetool.") + split + "_file: no such file '" + file + "'");
     return load_math_jsonl(file);
@@ -208,6 +215,8 @@ StepResult CodeToolEnv::step(const std::string& response) {
     r.info.metrics["code_blocks"] = code_blocks_;
     r.info.metrics["exec_errors"] = exec_errors_;
     r.info.metrics["timeouts"] = timeouts_;
+    // Solved after running code: with `success`, the share of answers reached through code.
+    r.info.metrics["solved_with_code"] = r.done && r.reward >= 1.0 && code_blocks_ > 0 ? 1 : 0;
     return r;
   };
   if (done_) {

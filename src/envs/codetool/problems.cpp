@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <fstream>
 
 #include "agentrl/core/error.h"
@@ -88,7 +89,9 @@ MathProblem power_sum(Rng& rng) {
   p.kind = "power_sum";
   p.problem = "Compute \\sum_{k=1}^{" + std::to_string(n) + "} k^{" + std::to_string(e) + "}.";
   p.answer = to_string(sum);
-  p.expert_code = "final_answer(sum(k**" + std::to_string(e) + " for k in range(1, " + std::to_string(n + 1) + ")))";
+  // "n + 1", not its value: the expert writes what the problem says, so a
+  // policy that imitates it copies numbers and never has to add in its head.
+  p.expert_code = "final_answer(sum(k**" + std::to_string(e) + " for k in range(1, " + std::to_string(n) + " + 1)))";
   return p;
 }
 
@@ -157,29 +160,40 @@ MathProblem divisor_function(Rng& rng) {
   return p;
 }
 
+using Generator = MathProblem (*)(Rng&);
+
+// In the order of builtin_problem_kinds().
+constexpr Generator kGenerators[] = {big_multiply, modular_power, binomial, power_sum, linear_system, divisor_function};
+
 }  // namespace
 
-MathProblem generate_problem(uint64_t seed, const std::string& split, uint64_t index) {
+const std::vector<std::string>& builtin_problem_kinds() {
+  static const std::vector<std::string> kinds{"big_multiply", "modpow",        "binomial",
+                                              "power_sum",    "linear_system", "divisor"};
+  return kinds;
+}
+
+MathProblem generate_problem(uint64_t seed, const std::string& split, uint64_t index,
+                             const std::vector<std::string>& kinds) {
+  const auto& all = builtin_problem_kinds();
+  const auto& use = kinds.empty() ? all : kinds;
+  const std::string& kind = use[index % use.size()];
+  const auto it = std::find(all.begin(), all.end(), kind);
+  if (it == all.end())
+    throw ConfigError("unknown built-in problem kind '" + kind + "' (expected one of " + strings::join(all, ", ") + ")");
   uint64_t split_salt = 0;
   for (char c : split) split_salt = split_salt * 131 + static_cast<unsigned char>(c);
   Rng rng(mix_seed(mix_seed(seed, split_salt), index));
-  MathProblem p;
-  switch (index % 6) {
-    case 0: p = big_multiply(rng); break;
-    case 1: p = modular_power(rng); break;
-    case 2: p = binomial(rng); break;
-    case 3: p = power_sum(rng); break;
-    case 4: p = linear_system(rng); break;
-    default: p = divisor_function(rng); break;
-  }
+  MathProblem p = kGenerators[it - all.begin()](rng);
   p.id = "codetool-" + split + "-" + std::to_string(index);
   return p;
 }
 
-std::vector<MathProblem> generate_problems(uint64_t seed, const std::string& split, size_t count) {
+std::vector<MathProblem> generate_problems(uint64_t seed, const std::string& split, size_t count,
+                                           const std::vector<std::string>& kinds) {
   std::vector<MathProblem> out;
   out.reserve(count);
-  for (size_t i = 0; i < count; ++i) out.push_back(generate_problem(seed, split, i));
+  for (size_t i = 0; i < count; ++i) out.push_back(generate_problem(seed, split, i, kinds));
   return out;
 }
 

@@ -33,6 +33,11 @@
 // (boxed, then "the answer is", then the last number) whenever the episode
 // ends (a void turn or the turn limit too).
 //
+// Per-step metrics (info.metrics): turns, code_blocks, exec_errors,
+// timeouts, solved_with_code (the episode is solved and ran code: over
+// `success`, the share of answers reached through code), void_turn, and
+// boxed under the simpletir protocol.
+//
 // Modes: stateless (a fresh interpreter per block, as SimpleTIR) or stateful
 // (one interpreter per episode, variables kept across turns; restarted if a
 // block kills it, e.g. by a timeout).
@@ -68,6 +73,7 @@ struct CodeToolConfig {
   int64_t builtin_train = 3000;
   int64_t builtin_test = 300;
   int64_t builtin_seed = 20240601;
+  std::vector<std::string> builtin_kinds;  // empty = all generators
   std::string eval_split = "test";
   std::string instruction =
       "Solve the following problem. You may write Python code in a ```python ... ``` block; it will be "
@@ -92,6 +98,9 @@ struct CodeToolConfig {
     v.field("builtin_train", builtin_train, "built-in train problems", config::Range::closed(0, 10000000));
     v.field("builtin_test", builtin_test, "built-in test problems", config::Range::closed(0, 10000000));
     v.field("builtin_seed", builtin_seed, "seed of the built-in problem generator");
+    v.field("builtin_kinds", builtin_kinds,
+            "built-in generators used in turn (empty: all of big_multiply, modpow, binomial, power_sum, "
+            "linear_system, divisor)");
     v.field("eval_split", eval_split, "split used for evaluation", {"train", "test"});
     v.field("instruction", instruction, "text shown before the problem");
     v.section("sandbox", sandbox, "code execution sandbox");

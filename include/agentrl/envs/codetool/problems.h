@@ -31,9 +31,19 @@ struct MathProblem {
   std::string expert_code;  // Python that prints \boxed{answer}; empty for loaded data
 };
 
-// Problem `index` of the built-in split `split` ("train" / "test").
-MathProblem generate_problem(uint64_t seed, const std::string& split, uint64_t index);
-std::vector<MathProblem> generate_problems(uint64_t seed, const std::string& split, size_t count);
+// Names of the built-in generators, in their default order: big_multiply,
+// modpow, binomial, power_sum, linear_system, divisor (divisor sums and
+// totients).
+const std::vector<std::string>& builtin_problem_kinds();
+
+// Problem `index` of the built-in split `split` ("train" / "test"), of the
+// kind kinds[index % kinds.size()] (empty = builtin_problem_kinds()). The
+// problem depends only on (seed, split, index, its kind). Throws ConfigError
+// on an unknown kind name.
+MathProblem generate_problem(uint64_t seed, const std::string& split, uint64_t index,
+                             const std::vector<std::string>& kinds = {});
+std::vector<MathProblem> generate_problems(uint64_t seed, const std::string& split, size_t count,
+                                           const std::vector<std::string>& kinds = {});
 
 std::vector<MathProblem> load_math_jsonl(const std::string& path);
 
