@@ -20,6 +20,7 @@ std::map<std::string, double> EvalReport::scalars(const std::string& p) const {
   m[p + "failed"] = static_cast<double>(failed);
   for (const auto& [type, c] : per_type)
     if (!type.empty()) m[p + "success/" + type] = c.second ? static_cast<double>(c.first) / c.second : 0.0;
+  for (const auto& [name, v] : env_metrics) m[p + "env/" + name] = v;
   return m;
 }
 
@@ -40,6 +41,7 @@ nlohmann::json EvalReport::to_json() const {
                                           {"episodes", c.second},
                                           {"success_rate", c.second ? static_cast<double>(c.first) / c.second : 0.0}};
   j["per_task_type"] = types;
+  j["env_metrics"] = env_metrics;
   return j;
 }
 
@@ -61,6 +63,7 @@ EvalReport summarize(const std::string& split, std::vector<rollout::Trajectory> 
     reward += t.reward;
     turns += static_cast<int64_t>(t.turns.size());
     for (const auto& turn : t.turns) invalid += turn.invalid_action;
+    for (const auto& [name, v] : t.metrics) r.env_metrics[name] += v;
     auto& c = r.per_type[t.task_type];
     c.first += t.success;
     c.second += 1;
@@ -71,6 +74,7 @@ EvalReport summarize(const std::string& split, std::vector<rollout::Trajectory> 
   r.mean_reward = ok ? reward / ok : 0.0;
   r.mean_turns = ok ? static_cast<double>(turns) / ok : 0.0;
   r.invalid_action_ratio = turns ? static_cast<double>(invalid) / turns : 0.0;
+  for (auto& [name, sum] : r.env_metrics) sum /= static_cast<double>(ok);
   r.trajectories = std::move(trajectories);
   return r;
 }

@@ -123,6 +123,22 @@ TEST(EvaluatorExpert, WebshopReportMatchesTheEnvsExpertIncludingFailures) {
   fs::remove_all(dir);
 }
 
+TEST(EvalSummary, EnvMetricsAreMeansOverTheEpisodesThatDidNotFail) {
+  std::vector<rollout::Trajectory> ts(4);
+  ts[0].metrics = {{"code_blocks", 2}, {"solved_with_code", 1}};
+  ts[1].metrics = {{"code_blocks", 1}};  // no solved_with_code: counts 0
+  ts[2].metrics = {{"code_blocks", 3}, {"void_turn", 1}};
+  ts[3].failed = true;
+  ts[3].metrics = {{"code_blocks", 100}};
+  const auto r = summarize("test", ts);
+  EXPECT_DOUBLE_EQ(r.env_metrics.at("code_blocks"), 2.0);
+  EXPECT_DOUBLE_EQ(r.env_metrics.at("solved_with_code"), 1.0 / 3);
+  EXPECT_DOUBLE_EQ(r.env_metrics.at("void_turn"), 1.0 / 3);
+  const auto m = r.scalars();
+  EXPECT_DOUBLE_EQ(m.at("eval/env/code_blocks"), 2.0);
+  EXPECT_DOUBLE_EQ(r.to_json()["env_metrics"]["solved_with_code"].get<double>(), 1.0 / 3);
+}
+
 TEST(EvaluatorExpert, EpisodesTheContextLimitEndsAreCountedAsCutAndFailed) {
   // Full context: each step adds its observation and response to one
   // sequence, so a small limit ends the expert's longer episodes.

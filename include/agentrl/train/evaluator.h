@@ -32,9 +32,13 @@ struct EvalReport {
   double invalid_action_ratio = 0.0;
   int64_t context_cut = 0;  // episodes the context limit ended (they count as failures)
   std::map<std::string, std::pair<int64_t, int64_t>> per_type;  // type -> (successes, episodes)
+  // The env's own episode metrics (Trajectory::metrics, e.g. the code tool's
+  // code_blocks), each the mean over the episodes that did not fail; an
+  // episode that does not report a metric counts 0 for it.
+  std::map<std::string, double> env_metrics;
   std::vector<rollout::Trajectory> trajectories;
 
-  // "eval/success_rate", "eval/success/<type>", ...
+  // "eval/success_rate", "eval/success/<type>", "eval/env/<metric>", ...
   std::map<std::string, double> scalars(const std::string& prefix = "eval/") const;
   nlohmann::json to_json() const;
 };
