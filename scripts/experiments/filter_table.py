@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """SimpleTIR's void-turn filter, with and without, over seeds (issue #22).
 
-Usage: scripts/experiments/filter_table.py NAME=runs/seeds/TAG [NAME=DIR ...]
+Usage: scripts/experiments/filter_table.py NAME=runs/seeds/TAG[:SFT_SWEEP] [NAME=DIR ...]
 
 Each DIR is a sweep of scripts/experiments/quickstart_seeds.sh (seedS/
 metrics.jsonl of finished runs). Per sweep and seed: held-out accuracy after
@@ -13,6 +13,10 @@ rollout/void_turn_rate when the filter is off), the gradient norm before clippin
 (largest actor/grad_norm_max of the run, mean and largest per-iteration
 actor/grad_norm_p99) and the share of low-probability tokens in the update
 (actor/low_prob_frac, mean). Last, mean +- sample std over the seeds.
+A sweep whose runs started from another sweep's SFT checkpoints (no SFT
+stage, so no step-0 evaluation; scripts/experiments/filter_ablation.sh)
+names that sweep after a colon: its seed's step-0 evaluation is the "after
+SFT" column.
 """
 import json
 import pathlib
@@ -45,8 +49,13 @@ def void_rate(row):
     return float("nan")
 
 
-def seed_row(d):
+def seed_row(d, sft_sweep=None):
     evals, iters = read(d / "metrics.jsonl")
+    if sft_sweep is not None:
+        sft_evals, _ = read(sft_sweep / d.name / "metrics.jsonl")
+        if 0 not in sft_evals:
+            return None
+        evals[0] = sft_evals[0]
     if 0 not in evals or len(evals) < 2 or not iters:
         return None
     sft, rl = evals[0], evals[max(evals)]
@@ -87,13 +96,14 @@ def main():
     print("|---|---|" + "---|" * len(COLS))
     for arg in sys.argv[1:]:
         name, root = arg.split("=", 1)
-        root = pathlib.Path(root)
+        root, _, sft_sweep = root.partition(":")
+        root, sft_sweep = pathlib.Path(root), (pathlib.Path(sft_sweep) if sft_sweep else None)
         rows = []
         for d in sorted(root.glob("seed*"), key=lambda d: int(re.sub(r"\D", "", d.name) or 0)):
             if not (d / "wall_s.txt").exists():
                 print(f"{name}/{d.name}: unfinished, left out", file=sys.stderr)
                 continue
-            r = seed_row(d)
+            r = seed_row(d, sft_sweep)
             if r is None:
                 print(f"{name}/{d.name}: no evaluations or iterations, left out", file=sys.stderr)
                 continue
