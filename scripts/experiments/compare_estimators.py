@@ -14,10 +14,11 @@ mean over iterations). --plot draws the learning curves (held-out success,
 greedy and sampled, mean over the common seeds with the range as a band) of
 every estimator in one figure (needs matplotlib).
 """
-import json
 import pathlib
 import statistics
 import sys
+
+from metrics_rows import metrics_rows
 
 
 def read_run(d):
@@ -30,22 +31,15 @@ def read_run(d):
     if not m.exists() or not (d / "wall_s.txt").exists():
         return None
     evals, iters, idle, train = {}, [], [], {}
-    with open(m) as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as e:
-                sys.exit(f"{m}:{n}: invalid JSON: {e}")
-            if "eval/success_rate" in row:
-                evals[row["step"]] = (100 * row["eval/success_rate"], 100 * row.get("eval_sampled/success_rate", float("nan")))
-            if row.get("step", 0) > 0 and "rollout/success_rate" in row:
-                train[row["step"]] = 100 * row["rollout/success_rate"]
-            if row.get("step", 0) > 0 and "actor/logit_update_norm" in row:
-                iters.append(row)
-            elif row.get("step", 0) > 0 and "actor/pg_loss" not in row:
-                idle.append(row["step"])
+    for row in metrics_rows(m):
+        if "eval/success_rate" in row:
+            evals[row["step"]] = (100 * row["eval/success_rate"], 100 * row.get("eval_sampled/success_rate", float("nan")))
+        if row.get("step", 0) > 0 and "rollout/success_rate" in row:
+            train[row["step"]] = 100 * row["rollout/success_rate"]
+        if row.get("step", 0) > 0 and "actor/logit_update_norm" in row:
+            iters.append(row)
+        elif row.get("step", 0) > 0 and "actor/pg_loss" not in row:
+            idle.append(row["step"])
     if 0 not in evals:
         return None
     return evals, iters, idle, train

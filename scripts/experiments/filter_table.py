@@ -18,27 +18,21 @@ stage, so no step-0 evaluation; scripts/experiments/filter_ablation.sh)
 names that sweep after a colon: its seed's step-0 evaluation is the "after
 SFT" column.
 """
-import json
 import pathlib
 import re
 import statistics
 import sys
 
+from metrics_rows import metrics_rows
+
 
 def read(path):
     evals, iters = {}, []
-    with open(path) as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as e:
-                sys.exit(f"{path}:{n}: invalid JSON: {e}")
-            if "eval/success_rate" in row:
-                evals[row["step"]] = row
-            if row.get("step", 0) > 0 and "rollout/episodes" in row:
-                iters.append(row)
+    for row in metrics_rows(path):
+        if "eval/success_rate" in row:
+            evals[row["step"]] = row
+        if row.get("step", 0) > 0 and "rollout/episodes" in row:
+            iters.append(row)
     return evals, iters
 
 

@@ -8,30 +8,23 @@ step 0) and after RL (the last evaluation), greedy (eval/success_rate) and
 sampled (eval_sampled/success_rate), the gains, and the run's wall time;
 then mean +- sample std over seeds and on how many seeds RL beat SFT.
 """
-import json
 import pathlib
 import re
 import statistics
 import sys
 
+from metrics_rows import metrics_rows
+
 
 def evals(path):
     """step -> {greedy, sampled} for every metrics row with an evaluation."""
     out = {}
-    with open(path) as f:
-        for n, line in enumerate(f, 1):
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as e:
-                sys.exit(f"{path}:{n}: invalid JSON: {e}")
-            if "eval/success_rate" in row:
-                out[row["step"]] = {
-                    "greedy": 100.0 * row["eval/success_rate"],
-                    "sampled": 100.0 * row.get("eval_sampled/success_rate", float("nan")),
-                }
+    for row in metrics_rows(path):
+        if "eval/success_rate" in row:
+            out[row["step"]] = {
+                "greedy": 100.0 * row["eval/success_rate"],
+                "sampled": 100.0 * row.get("eval_sampled/success_rate", float("nan")),
+            }
     return out
 
 
