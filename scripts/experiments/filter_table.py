@@ -93,7 +93,7 @@ def main():
         root, _, sft_sweep = root.partition(":")
         root, sft_sweep = pathlib.Path(root), (pathlib.Path(sft_sweep) if sft_sweep else None)
         rows = []
-        for d in sorted(root.glob("seed*"), key=lambda d: int(re.sub(r"\D", "", d.name) or 0)):
+        for d in sorted((d for d in root.glob("seed*") if d.is_dir()), key=lambda d: int(re.sub(r"\D", "", d.name) or 0)):
             if not (d / "wall_s.txt").exists():
                 print(f"{name}/{d.name}: unfinished, left out", file=sys.stderr)
                 continue
