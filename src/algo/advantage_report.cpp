@@ -9,6 +9,7 @@
 #include "agentrl/algo/advantage.h"
 #include "agentrl/algo/diagnostics.h"
 #include "agentrl/algo/filter.h"
+#include "agentrl/core/jsonl.h"
 
 namespace agentrl::algo {
 
@@ -45,7 +46,7 @@ AdvantageReport advantage_report(std::vector<rollout::Trajectory> batch, const A
       j["loss_masked"] = traj.loss_masked;
       const double a = result.turn_advantages[i][t];
       j["advantage"] = a;
-      report.lines.push_back(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+      report.lines.push_back(json_text(j));
       if (!traj.loss_masked && !turn.generated_tokens.empty()) {
         sum += a;
         sq += a * a;

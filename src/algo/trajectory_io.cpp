@@ -7,6 +7,7 @@
 
 #include "agentrl/core/error.h"
 #include "agentrl/core/fs.h"
+#include "agentrl/core/jsonl.h"
 #include "agentrl/core/strings.h"
 
 namespace agentrl::algo {
@@ -231,9 +232,7 @@ std::string trajectory_to_json(const rollout::Trajectory& t, bool with_token_ids
   o["metrics"] = t.metrics;
   o["turns"] = json::array();
   for (const auto& u : t.turns) o["turns"].push_back(turn_record(u, with_token_ids));
-  // Model text may hold invalid UTF-8 (byte-fallback tokens cut mid-character):
-  // written as U+FFFD, never an exception that ends the run.
-  return o.dump(-1, ' ', false, json::error_handler_t::replace);
+  return json_text(o);
 }
 
 void write_trajectories_jsonl(const std::string& path, const std::vector<rollout::Trajectory>& trajectories) {
@@ -250,7 +249,7 @@ void write_advantages_jsonl(const std::string& path, const std::vector<rollout::
     j["episode_id"] = batch[i].episode_id;
     j["turn_advantages"] = i < result.turn_advantages.size() ? json(result.turn_advantages[i]) : json::array();
     j["turn_details"] = i < result.turn_details.size() ? json(result.turn_details[i]) : json::array();
-    data += j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+    data += json_text(j) + "\n";
   }
   write_file_atomic(path, data);
 }

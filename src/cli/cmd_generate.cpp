@@ -8,6 +8,7 @@
 
 #include "agentrl/cli/command.h"
 #include "agentrl/core/error.h"
+#include "agentrl/core/jsonl.h"
 #include "agentrl/model/hf_checkpoint.h"
 #include "agentrl/rollout/generation_engine.h"
 #include "agentrl/text/chat_template.h"
@@ -63,7 +64,7 @@ void run(const GenerateArgs& a) {
     j["finish_reason"] = rollout::finish_reason_name(r.finish_reason);
     j["prefill_seconds"] = r.prefill_seconds;
     j["decode_seconds"] = r.decode_seconds;
-    std::cout << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    std::cout << json_text(j) << "\n";
   } else {
     std::cout << r.text << "\n";
     std::cerr << "[" << r.tokens.size() << " tokens, finish: " << rollout::finish_reason_name(r.finish_reason)

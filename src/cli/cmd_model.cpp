@@ -9,6 +9,7 @@
 
 #include "agentrl/cli/command.h"
 #include "agentrl/core/error.h"
+#include "agentrl/core/jsonl.h"
 #include "agentrl/model/hf_checkpoint.h"
 #include "agentrl/model/hf_config.h"
 #include "agentrl/model/logprobs.h"
@@ -109,7 +110,7 @@ void setup_score(CLI::App* model) {
       // Position 0 has no prediction (nothing precedes it).
       row["logprob"] = i == 0 ? nlohmann::json() : nlohmann::json(lp[i].item<double>());
       row["entropy"] = i == 0 ? nlohmann::json() : nlohmann::json(ent[i].item<double>());
-      std::cout << row.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+      std::cout << json_text(row) << "\n";
     }
   });
 }

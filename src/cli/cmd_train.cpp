@@ -10,6 +10,7 @@
 #include "agentrl/cli/command.h"
 #include "agentrl/core/error.h"
 #include "agentrl/core/fs.h"
+#include "agentrl/core/jsonl.h"
 #include "agentrl/core/logging.h"
 #include "agentrl/envs/registry.h"
 #include "agentrl/rollout/demos.h"
@@ -138,9 +139,9 @@ CommandRegistrar eval_cmd(12, [](CLI::App& root) {
     }
     std::string od = !out->empty() ? *out : (fs::path(cfg.runtime.output_dir) / cfg.runtime.name / ("eval_" + sp)).string();
     ensure_dir(od);
-    write_file_atomic((fs::path(od) / "metrics.json").string(), report.to_json().dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+    write_file_atomic((fs::path(od) / "metrics.json").string(), json_text(report.to_json(), 2));
     algo::write_trajectories_jsonl((fs::path(od) / "trajectories.jsonl").string(), report.trajectories);
-    std::cout << report.to_json().dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    std::cout << json_text(report.to_json(), 2) << "\n";
   });
 });
 
@@ -277,7 +278,7 @@ CommandRegistrar demos_cmd(40, [](CLI::App& root) {
     int64_t n = 0;
     for (const auto& t : trajs)
       for (const auto& conv : rollout::trajectory_to_conversations(t, cfg.prompt)) {
-        data += conv.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+        data += json_text(conv) + "\n";
         ++n;
       }
     write_file_atomic(*out, data);

@@ -48,4 +48,12 @@ void for_each_jsonl(const std::string& path, const std::function<void(const nloh
   while (r.next(v)) fn(v, r.line());
 }
 
+std::string json_text(const nlohmann::json& value, int indent) {
+  return value.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::string json_text(const nlohmann::ordered_json& value, int indent) {
+  return value.dump(indent, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
 }  // namespace agentrl

@@ -16,6 +16,7 @@
 #include "agentrl/core/crc32c.h"
 #include "agentrl/core/error.h"
 #include "agentrl/core/fs.h"
+#include "agentrl/core/jsonl.h"
 #include "agentrl/core/logging.h"
 #include "agentrl/proto/tensorboard.pb.h"
 
@@ -129,7 +130,7 @@ void JsonlSink::write(int64_t step, double wall_time, const Scalars& scalars) {
       j[k] = nullptr;
     }
   }
-  const std::string line = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  const std::string line = json_text(j) + "\n";
   // One write(2) per line with O_APPEND: concurrent readers never see two
   // records interleaved; fsync makes the line survive a crash of the machine.
   size_t off = 0;

@@ -188,7 +188,6 @@ void take_step(MasterWeights& masters, torch::optim::Optimizer& optimizer, const
   ++counters.optimizer_steps;
 }
 
-// This epoch's row order, shuffled with the trainer's own stream (resumable).
 // q-quantile with linear interpolation between order statistics (numpy's default).
 double percentile(std::vector<double> v, double q) {
   std::sort(v.begin(), v.end());
@@ -198,6 +197,7 @@ double percentile(std::vector<double> v, double q) {
   return v[lo] + (pos - static_cast<double>(lo)) * (v[hi] - v[lo]);
 }
 
+// This epoch's row order, shuffled with the trainer's own stream (resumable).
 std::vector<int64_t> shuffled_rows(int64_t n, Rng& rng) {
   std::vector<int64_t> order(static_cast<size_t>(n));
   std::iota(order.begin(), order.end(), 0);
@@ -216,8 +216,8 @@ std::map<std::string, double> ppo_update(model::TransformerLM& model, MasterWeig
   const auto& actor = cfg.actor;
   const int64_t N = batch.rows();
   DeviceMetrics sums;
-  double grad_norm_sum = 0.0, weight_total = 0.0;
-  std::vector<double> grad_norms;  // of the steps taken, for the spike statistics
+  double weight_total = 0.0;
+  std::vector<double> grad_norms;  // before clipping, of the steps taken
   int64_t steps = 0, skipped = 0;
   model->train();
   for (int64_t epoch = 0; epoch < actor.ppo_epochs; ++epoch) {
@@ -248,7 +248,6 @@ std::map<std::string, double> ppo_update(model::TransformerLM& model, MasterWeig
       }
       take_step(masters, optimizer, cfg, total_optimizer_steps, counters, lock_weights);
       ++steps;
-      grad_norm_sum += grad_norm;
       grad_norms.push_back(grad_norm);
       add_step(sums, acc.metrics);
       weight_total += 1.0;
@@ -260,7 +259,7 @@ std::map<std::string, double> ppo_update(model::TransformerLM& model, MasterWeig
     if (algo::metric_combine(k.substr(6)) != algo::MetricCombine::kMax) v = weight_total > 0 ? v / weight_total : 0.0;
   if (weight_total == 0) out.clear();  // no step taken: no loss to report
   if (weight_total > 0) {
-    out["actor/grad_norm"] = grad_norm_sum / weight_total;
+    out["actor/grad_norm"] = std::accumulate(grad_norms.begin(), grad_norms.end(), 0.0) / weight_total;
     // Before clipping; SimpleTIR's void-turn filter is about these spikes.
     out["actor/grad_norm_max"] = *std::max_element(grad_norms.begin(), grad_norms.end());
     out["actor/grad_norm_p99"] = percentile(grad_norms, 0.99);

@@ -1,4 +1,5 @@
-// Reading JSON Lines files (datasets, dumped rollouts, metrics.jsonl).
+// Reading JSON Lines files (datasets, dumped rollouts, metrics.jsonl), and
+// writing JSON text that holds model output.
 //
 // One JSON value per line; blank lines (only whitespace) are skipped. A
 // malformed line throws FormatError "FILE:LINE: invalid JSON: <parser
@@ -40,5 +41,12 @@ std::vector<nlohmann::json> read_jsonl(const std::string& path);
 
 // Calls fn(value, line) for every value; exceptions from fn propagate.
 void for_each_jsonl(const std::string& path, const std::function<void(const nlohmann::json&, int64_t)>& fn);
+
+// JSON text of `value` (one line for indent < 0). Bytes of strings that are
+// not valid UTF-8 (a policy's byte-fallback tokens cut mid-character) are
+// written as U+FFFD: nlohmann's plain dump() would throw and end a run.
+std::string json_text(const nlohmann::json& value, int indent = -1);
+// The same, keys in insertion order (metrics.jsonl puts step first).
+std::string json_text(const nlohmann::ordered_json& value, int indent = -1);
 
 }  // namespace agentrl

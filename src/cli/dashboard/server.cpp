@@ -8,6 +8,7 @@
 
 #include "agentrl/core/error.h"
 #include "agentrl/core/fs.h"
+#include "agentrl/core/jsonl.h"
 #include "assets.h"
 #include "run_reader.h"
 
@@ -28,7 +29,7 @@ void send_json(httplib::Response& res, const json& j, int status = 200) {
   res.status = status;
   // Run data is arbitrary text (a token piece may be part of a UTF-8
   // character): invalid bytes become U+FFFD instead of failing the request.
-  res.set_content(j.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
+  res.set_content(json_text(j), "application/json");
   res.set_header("Cache-Control", "no-store");
 }
 
