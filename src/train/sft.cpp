@@ -76,8 +76,31 @@ std::vector<SftSequence> sft_sequences_from_jsonl(const std::string& path, const
   return out;
 }
 
+namespace {
+
+// Weights the context tokens of turns 1.. of one-sequence episodes (see the
+// header); row n of the batch is trajectory n in those modes.
+void weight_observations(const rollout::Trajectory& t, float weight, SftSequence& s) {
+  if (!rollout::one_sequence_per_episode(t.context_mode))
+    throw UsageError("sft.observation_loss_weight applies to episodes that are one sequence (rollout.context_mode "
+                     "inline or full); episode " + t.episode_id + " is in context mode '" +
+                     rollout::context_mode_name(t.context_mode) + "'");
+  size_t pos = 0;
+  for (size_t k = 0; k < t.turns.size() && pos < s.loss_mask.size(); ++k) {
+    const size_t ctx = t.turns[k].context_tokens.size();
+    if (k > 0)
+      for (size_t i = pos; i < std::min(pos + ctx, s.loss_mask.size()); ++i) s.loss_mask[i] = weight;
+    pos += ctx + t.turns[k].generated_tokens.size();
+  }
+  if (!s.loss_mask.empty()) s.loss_mask[0] = 0.f;
+}
+
+}  // namespace
+
 std::vector<SftSequence> sft_sequences_from_trajectories(const std::vector<rollout::Trajectory>& trajectories,
-                                                         int64_t max_tokens) {
+                                                         int64_t max_tokens, float observation_weight) {
+  if (!(observation_weight >= 0.f && observation_weight <= 1.f))
+    throw UsageError("sft.observation_loss_weight must be in [0, 1], got " + std::to_string(observation_weight));
   auto batch = rollout::build_train_batch(trajectories);
   std::vector<SftSequence> out;
   auto lengths = batch.attention_mask.sum(1);
@@ -88,6 +111,7 @@ std::vector<SftSequence> sft_sequences_from_trajectories(const std::vector<rollo
     auto mask = batch.loss_mask[n].slice(0, 0, len).contiguous();
     s.ids.assign(ids.data_ptr<int64_t>(), ids.data_ptr<int64_t>() + len);
     s.loss_mask.assign(mask.data_ptr<float>(), mask.data_ptr<float>() + len);
+    if (observation_weight > 0.f) weight_observations(trajectories[static_cast<size_t>(n)], observation_weight, s);
     out.push_back(std::move(s));
   }
   return out;

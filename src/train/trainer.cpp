@@ -312,7 +312,8 @@ std::vector<SftSequence> sft_data(RunContext& c) {
   auto demos = rollout::expert_trajectories(*c.suite, c.train_split, cfg.sft.demo_episodes,
                                             mix_seed(static_cast<uint64_t>(cfg.runtime.seed), 0xDE70), c.train_ctx,
                                             cfg.sft.demo_mistake_rate);
-  auto data = sft_sequences_from_trajectories(demos, cfg.sft.max_seq_tokens);
+  auto data = sft_sequences_from_trajectories(demos, cfg.sft.max_seq_tokens,
+                                              static_cast<float>(cfg.sft.observation_loss_weight));
   int64_t mistakes = 0;
   for (const auto& d : demos)
     for (const auto& turn : d.turns) mistakes += turn.demo_mistake;

@@ -176,6 +176,61 @@ TEST(DemoMistakes, ChatJsonlExportTrainsOnTheSameTokensAsTheTrajectories) {
   }
 }
 
+TEST(DemoMistakes, ObservationLossWeightsWhatTheEnvReturnedAndNothingElse) {
+  auto f = alfworld_full_context();
+  auto noisy = rollout::expert_trajectories(*f.suite, "train", 12, 3, f.ctx, 0.3);
+  const float w = 0.25f;
+  auto plain = sft_sequences_from_trajectories(noisy, 1 << 20);
+  auto weighted = sft_sequences_from_trajectories(noisy, 1 << 20, w);
+  ASSERT_EQ(weighted.size(), noisy.size());
+  for (size_t i = 0; i < noisy.size(); ++i) {
+    const auto& t = noisy[i];
+    ASSERT_EQ(weighted[i].ids, plain[i].ids);
+    ASSERT_EQ(weighted[i].loss_mask.size(), plain[i].loss_mask.size());
+    // Walk the episode: the first prompt is never trained, later context
+    // (observation + markup) carries w, the expert's commands 1, mistakes 0.
+    size_t pos = 0;
+    for (size_t k = 0; k < t.turns.size(); ++k) {
+      for (size_t c = 0; c < t.turns[k].context_tokens.size(); ++c, ++pos)
+        ASSERT_EQ(weighted[i].loss_mask[pos], k == 0 ? 0.f : w) << t.episode_id << " turn " << k << " context " << c;
+      for (size_t g = 0; g < t.turns[k].generated_tokens.size(); ++g, ++pos) {
+        ASSERT_EQ(weighted[i].loss_mask[pos], t.turns[k].demo_mistake ? 0.f : 1.f) << t.episode_id << " turn " << k;
+        ASSERT_EQ(weighted[i].loss_mask[pos], plain[i].loss_mask[pos]);
+      }
+    }
+    EXPECT_EQ(pos, weighted[i].ids.size());
+  }
+  EXPECT_THROW(sft_sequences_from_trajectories(noisy, 1 << 20, 1.5f), UsageError);
+  EXPECT_THROW(sft_sequences_from_trajectories(noisy, 1 << 20, -0.1f), UsageError);
+  auto window = noisy;
+  window[0].context_mode = rollout::ContextMode::kWindow;
+  try {
+    sft_sequences_from_trajectories(window, 1 << 20, w);
+    FAIL() << "a window-mode episode has no single sequence to weight";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("window"), std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(sft_sequences_from_trajectories(window, 1 << 20)) << "weight 0: the mode does not matter";
+}
+
+TEST(DemoMistakes, ObservationLossWeightIsRefusedWhereThereIsNoEnvOutputToWeight) {
+  const std::string cfg = std::string(AGENTRL_SOURCE_DIR) + "/tests/data/tiny_alfworld.yaml";
+  auto error_of = [&](const std::vector<std::string>& overrides) -> std::string {
+    try {
+      load_experiment_config(cfg, overrides);
+    } catch (const ConfigError& e) {
+      return e.what();
+    }
+    return "(accepted)";
+  };
+  EXPECT_EQ(error_of({"sft.observation_loss_weight=0.3", "rollout.context_mode=full"}), "(accepted)");
+  EXPECT_EQ(load_experiment_config(cfg, {"sft.observation_loss_weight=0.3"}).sft.observation_loss_weight, 0.3);
+  EXPECT_NE(error_of({"sft.observation_loss_weight=0.3", "sft.data=chats.jsonl"}).find("sft.data"), std::string::npos);
+  EXPECT_NE(error_of({"sft.observation_loss_weight=0.3", "rollout.context_mode=window"}).find("window"),
+            std::string::npos);
+  EXPECT_NE(error_of({"sft.observation_loss_weight=2"}).find("sft.observation_loss_weight"), std::string::npos);
+}
+
 TEST(DemoMistakes, JsonlWeightMustBeZeroOrOneOnAnAssistantMessage) {
   auto f = alfworld_full_context();
   const fs::path file = fs::temp_directory_path() / ("agentrl_sft_weight_" + std::to_string(::getpid()) + ".jsonl");

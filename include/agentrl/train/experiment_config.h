@@ -88,6 +88,7 @@ struct SftConfig {
   int64_t epochs = 3;
   int64_t batch_tokens = 8192;  // padded tokens per optimizer step
   int64_t max_seq_tokens = 2048;
+  double observation_loss_weight = 0.0;  // loss weight on env output in expert demos (sft.h)
   OptimConfig optim;
   void visit(config::Visitor& v);
 };

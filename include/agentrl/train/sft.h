@@ -1,9 +1,11 @@
-// Supervised fine-tuning: next-token loss on assistant tokens only.
+// Supervised fine-tuning: next-token loss on assistant tokens (and, as an
+// option, a down-weighted loss on what the env returned).
 //
 // Data comes from JSONL chat conversations ({"messages": [{"role", "content"}, ...]},
 // rendered with the policy's chat template; loss on the assistant spans it
 // reports) or from expert trajectories of an env (loss on generated tokens,
-// exactly the tokens RL would train on).
+// exactly the tokens RL would train on). The loss is the mask-weighted mean
+// over tokens: sum(w * nll) / sum(w).
 //
 // Thread-safety: trainer thread only.
 #pragma once
@@ -24,7 +26,7 @@ namespace agentrl::train {
 
 struct SftSequence {
   std::vector<int32_t> ids;
-  std::vector<float> loss_mask;  // 1 on tokens that are trained (assistant output)
+  std::vector<float> loss_mask;  // loss weight per token: 1 on assistant output, 0 on context
 };
 
 // Reads chat JSONL; lines are validated (FormatError "FILE:LINE: ..." on a
@@ -32,8 +34,17 @@ struct SftSequence {
 // than max_tokens are truncated.
 std::vector<SftSequence> sft_sequences_from_jsonl(const std::string& path, const text::ChatTemplate& chat,
                                                   int64_t max_tokens);
+// observation_weight > 0 also trains, with that weight, on what the env
+// returned: the context tokens of every turn after an episode's first (the
+// observation and the chat markup around it), in the context modes where an
+// episode is one sequence (inline, full). An auxiliary world-modelling loss:
+// the policy learns to predict tool output, and a search agent that sees a
+// passage twice learns to copy names out of it. The first prompt and the
+// commands of mistaken demonstration turns stay at 0. UsageError for an episode of
+// another context mode (window: a row per turn that re-renders the history)
+// or a weight outside [0, 1].
 std::vector<SftSequence> sft_sequences_from_trajectories(const std::vector<rollout::Trajectory>& trajectories,
-                                                         int64_t max_tokens);
+                                                         int64_t max_tokens, float observation_weight = 0.f);
 
 struct SftReport {
   int64_t steps = 0;
