@@ -185,5 +185,30 @@ TEST(EveryEnvTraining, CodetoolCpuRecipeRunsSftRlAndEvaluation) {
   EXPECT_GE(r.last_metrics.value("actor/grad_norm_max", -1.0), r.last_metrics.value("actor/grad_norm_p99", 0.0));
 }
 
+TEST(EveryEnvTraining, DeepsearchCpuRecipeRunsSftRlAndEvaluation) {
+  // Search-R1's inline context on the built-in world: SFT on the expert's
+  // searches, one GRPO iteration, exact match and searches per question on
+  // the test split after SFT and after RL, greedy and sampled.
+  const auto r = run_cpu_recipe("deepsearch_cpu");
+  expect_one_trained_iteration(r);
+  std::ifstream in(fs::path(r.run_dir) / "metrics.jsonl");
+  std::map<int, nlohmann::json> evals;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty()) continue;
+    auto j = nlohmann::json::parse(line);
+    if (j.contains("eval/success_rate")) evals[j.value("step", -1)] = j;
+  }
+  ASSERT_EQ(evals.count(0), 1u) << "no evaluation after SFT";
+  ASSERT_EQ(evals.count(1), 1u) << "no evaluation after RL";
+  for (const auto& [step, j] : evals) {
+    EXPECT_EQ(j.value("eval/episodes", -1.0), 2.0) << j.dump();
+    // EM is the success rate (eval/success_rate); eval/env/em exists only
+    // where an episode ended in the env, which this untrained policy's do not.
+    for (const char* key : {"eval/env/searches", "eval_sampled/success_rate", "eval_sampled/env/searches"})
+      EXPECT_TRUE(j.contains(key)) << key << " missing at step " << step << ": " << j.dump();
+    EXPECT_GE(j.value("eval/env/searches", -1.0), 0.0) << j.dump();
+  }
+}
+
 }  // namespace
 }  // namespace agentrl
