@@ -156,6 +156,18 @@ Run run_cpu_recipe(const std::string& config, const std::string& extra = "") {
       config + "_recipe");
 }
 
+// step -> the metrics row of the evaluation at that step.
+std::map<int, nlohmann::json> evaluations_by_step(const std::string& run_dir) {
+  std::ifstream in(fs::path(run_dir) / "metrics.jsonl");
+  std::map<int, nlohmann::json> evals;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty()) continue;
+    auto j = nlohmann::json::parse(line);
+    if (j.contains("eval/success_rate")) evals[j.value("step", -1)] = j;
+  }
+  return evals;
+}
+
 TEST(EveryEnvTraining, CodetoolCpuRecipeRunsSftRlAndEvaluation) {
   if (!envs::codetool::probe_sandbox(envs::codetool::SandboxConfig{}).available)
     GTEST_SKIP() << "bubblewrap unusable here: the code tool cannot run";
@@ -165,13 +177,7 @@ TEST(EveryEnvTraining, CodetoolCpuRecipeRunsSftRlAndEvaluation) {
   // the same batch trains.
   const auto r = run_cpu_recipe("codetool_cpu", "algorithm.filters=[]");
   expect_one_trained_iteration(r);
-  std::ifstream in(fs::path(r.run_dir) / "metrics.jsonl");
-  std::map<int, nlohmann::json> evals;
-  for (std::string line; std::getline(in, line);) {
-    if (line.empty()) continue;
-    auto j = nlohmann::json::parse(line);
-    if (j.contains("eval/success_rate")) evals[j.value("step", -1)] = j;
-  }
+  const auto evals = evaluations_by_step(r.run_dir);
   ASSERT_EQ(evals.count(0), 1u) << "no evaluation after SFT";
   ASSERT_EQ(evals.count(1), 1u) << "no evaluation after RL";
   for (const auto& [step, j] : evals) {
@@ -191,13 +197,7 @@ TEST(EveryEnvTraining, DeepsearchCpuRecipeRunsSftRlAndEvaluation) {
   // the test split after SFT and after RL, greedy and sampled.
   const auto r = run_cpu_recipe("deepsearch_cpu");
   expect_one_trained_iteration(r);
-  std::ifstream in(fs::path(r.run_dir) / "metrics.jsonl");
-  std::map<int, nlohmann::json> evals;
-  for (std::string line; std::getline(in, line);) {
-    if (line.empty()) continue;
-    auto j = nlohmann::json::parse(line);
-    if (j.contains("eval/success_rate")) evals[j.value("step", -1)] = j;
-  }
+  const auto evals = evaluations_by_step(r.run_dir);
   ASSERT_EQ(evals.count(0), 1u) << "no evaluation after SFT";
   ASSERT_EQ(evals.count(1), 1u) << "no evaluation after RL";
   for (const auto& [step, j] : evals) {
