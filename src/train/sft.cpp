@@ -78,21 +78,24 @@ std::vector<SftSequence> sft_sequences_from_jsonl(const std::string& path, const
 
 namespace {
 
-// Weights the context tokens of turns 1.. of one-sequence episodes (see the
-// header); row n of the batch is trajectory n in those modes.
-void weight_observations(const rollout::Trajectory& t, float weight, SftSequence& s) {
+// Weights the context tokens of turns 1.. of a one-sequence episode (see
+// the header): in its batch row those are the tokens outside every turn
+// (turn_index -1) after the first generated one.
+void weight_observations(const rollout::Trajectory& t, const torch::Tensor& turn_index, float weight, SftSequence& s) {
   if (!rollout::one_sequence_per_episode(t.context_mode))
-    throw UsageError("sft.observation_loss_weight applies to episodes that are one sequence (rollout.context_mode "
-                     "inline or full); episode " + t.episode_id + " is in context mode '" +
-                     rollout::context_mode_name(t.context_mode) + "'");
-  size_t pos = 0;
-  for (size_t k = 0; k < t.turns.size() && pos < s.loss_mask.size(); ++k) {
-    const size_t ctx = t.turns[k].context_tokens.size();
-    if (k > 0)
-      for (size_t i = pos; i < std::min(pos + ctx, s.loss_mask.size()); ++i) s.loss_mask[i] = weight;
-    pos += ctx + t.turns[k].generated_tokens.size();
+    throw UsageError(
+        "sft.observation_loss_weight applies to episodes that are one sequence (rollout.context_mode "
+        "inline or full); episode " +
+        t.episode_id + " is in context mode '" + rollout::context_mode_name(t.context_mode) + "'");
+  auto turn = turn_index.contiguous();
+  const int64_t* k = turn.data_ptr<int64_t>();
+  bool generated = false;
+  for (size_t i = 0; i < s.loss_mask.size(); ++i) {
+    if (k[i] >= 0)
+      generated = true;
+    else if (generated)
+      s.loss_mask[i] = weight;
   }
-  if (!s.loss_mask.empty()) s.loss_mask[0] = 0.f;
 }
 
 }  // namespace
@@ -111,7 +114,9 @@ std::vector<SftSequence> sft_sequences_from_trajectories(const std::vector<rollo
     auto mask = batch.loss_mask[n].slice(0, 0, len).contiguous();
     s.ids.assign(ids.data_ptr<int64_t>(), ids.data_ptr<int64_t>() + len);
     s.loss_mask.assign(mask.data_ptr<float>(), mask.data_ptr<float>() + len);
-    if (observation_weight > 0.f) weight_observations(trajectories[static_cast<size_t>(n)], observation_weight, s);
+    if (observation_weight > 0.f)
+      weight_observations(trajectories[static_cast<size_t>(n)], batch.turn_index[n].slice(0, 0, len),
+                          observation_weight, s);
     out.push_back(std::move(s));
   }
   return out;
@@ -159,7 +164,8 @@ SftReport run_sft(model::TransformerLM& model, const std::vector<SftSequence>& d
   // padded tokens; the batch order is shuffled every epoch.
   std::vector<size_t> by_len(data.size());
   std::iota(by_len.begin(), by_len.end(), 0);
-  std::stable_sort(by_len.begin(), by_len.end(), [&](size_t a, size_t b) { return data[a].ids.size() > data[b].ids.size(); });
+  std::stable_sort(by_len.begin(), by_len.end(),
+                   [&](size_t a, size_t b) { return data[a].ids.size() > data[b].ids.size(); });
   std::vector<std::vector<size_t>> batches;
   std::vector<size_t> cur;
   size_t cur_max = 0;
