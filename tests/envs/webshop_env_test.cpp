@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "agentrl/core/error.h"
+#include "agentrl/core/strings.h"
 #include "agentrl/envs/registry.h"
 #include "agentrl/envs/webshop/text_match.h"
 #include "agentrl/envs/webshop/webshop_env.h"
@@ -311,6 +312,47 @@ TEST_F(WebshopEnvTest, ExpertReachesRewardOneOnEveryBuiltinGoal) {
   EXPECT_EQ(total, 300);
   EXPECT_EQ(solved, total);
   EXPECT_LE(max_steps_used, 15);
+}
+
+TEST_F(WebshopEnvTest, ExpertWritesProductClicksInTheCaseTheConfigAsks) {
+  // "lower" (the default) clicks WebShop's clickable text; "page" copies the
+  // ASIN exactly as the results page shows it. Both episodes are the same
+  // clicks up to case, and both buy the target with reward 1.
+  auto run = [&](const std::string& asin_case) {
+    auto config = small_builtin(dir_);
+    config.expert_asin_case = asin_case;
+    WebshopSuite suite(config);
+    auto env = suite.make_env();
+    env->reset(suite.tasks().get("test", 3), 0);
+    std::vector<std::string> clicks;
+    std::string product_click_page;
+    for (int s = 0; s < env->max_steps(); ++s) {
+      auto a = env->expert_action();
+      if (!a) break;
+      const std::string page = static_cast<WebshopEnv&>(*env).observation();
+      if (a->rfind("click[b0", 0) == 0 || a->rfind("click[B0", 0) == 0) product_click_page = page;
+      clicks.push_back(*a);
+      auto r = env->step(*a);
+      EXPECT_FALSE(r.info.invalid_action) << *a;
+      if (r.done) {
+        EXPECT_EQ(r.reward, 1.0);
+      }
+    }
+    return std::make_pair(clicks, product_click_page);
+  };
+  const auto [lower, lower_page] = run("lower");
+  const auto [page, page_page] = run("page");
+  ASSERT_EQ(lower.size(), page.size());
+  int product_clicks = 0;
+  for (size_t i = 0; i < lower.size(); ++i) {
+    if (lower[i] == page[i]) continue;
+    ++product_clicks;
+    const std::string asin = page[i].substr(6, page[i].size() - 7);
+    EXPECT_EQ(agentrl::strings::lower_ascii(asin), lower[i].substr(6, lower[i].size() - 7));
+    EXPECT_NE(page_page.find(" [SEP] " + asin + " [SEP] "), std::string::npos) << asin << " not on " << page_page;
+    EXPECT_EQ(lower_page.find(" [SEP] " + lower[i].substr(6, lower[i].size() - 7) + " [SEP] "), std::string::npos);
+  }
+  EXPECT_EQ(product_clicks, 1);
 }
 
 TEST_F(WebshopEnvTest, BuiltinSplitsHaveConfiguredSizes) {

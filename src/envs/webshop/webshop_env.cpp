@@ -373,7 +373,8 @@ std::optional<std::string> WebshopEnv::expert_action() {
         return std::nullopt;
       }
       const int want = static_cast<int>((it - results_.begin()) / kProductsPerPage) + 1;
-      if (want == results_page_) return "click[" + lower(target->asin) + "]";
+      if (want == results_page_)
+        return "click[" + (data_->expert_asin_case == "page" ? target->asin : lower(target->asin)) + "]";
       return want > results_page_ ? "click[next >]" : "click[< prev]";
     }
     case Page::kItem: {

@@ -43,6 +43,10 @@ void WebshopConfig::visit(config::Visitor& v) {
           "admissible actions: agentrl (sorted, search[<query>]) or verl-agent (search[<your query>] first, then "
           "every clickable in page order, click[search] included)",
           {"agentrl", "verl-agent"});
+  v.field("expert_asin_case", expert_asin_case,
+          "how the scripted expert writes a product click: lower (WebShop's clickable text) or page (the ASIN as "
+          "the results page shows it; clicks are case-insensitive)",
+          {"lower", "page"});
   v.field("seed", seed, "seed of the built-in catalog and of price draws", config::Range::at_least(0));
 }
 
@@ -191,6 +195,7 @@ std::shared_ptr<const WebshopData> load_webshop_data(const WebshopConfig& c) {
   d->max_steps = static_cast<int>(c.max_steps);
   d->observation_mode = c.observation_mode;
   d->admissible_format = c.admissible_format;
+  d->expert_asin_case = c.expert_asin_case;
   if (c.products_file.empty())
     load_builtin(c, *d);
   else

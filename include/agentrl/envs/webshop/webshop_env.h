@@ -76,6 +76,13 @@ struct WebshopConfig {
   int64_t max_steps = 15;
   std::string observation_mode = "simple";  // simple | verl-agent
   std::string admissible_format = "agentrl";  // agentrl | verl-agent
+  // How the scripted expert writes a product click: "lower" (WebShop's
+  // clickable text, the lowercased ASIN) or "page" (the ASIN as the results
+  // page shows it). Clicks are case-insensitive, so both reach the same
+  // page; "page" makes the demonstration a plain copy of page text, which a
+  // small model trained from scratch learns far sooner than a copy that
+  // also changes case.
+  std::string expert_asin_case = "lower";
   int64_t seed = 42;  // catalog generation and price draws
 
   void visit(config::Visitor& v);
@@ -91,6 +98,7 @@ struct WebshopData {
   int max_steps = 15;
   std::string observation_mode = "simple";    // WebshopConfig::observation_mode
   std::string admissible_format = "agentrl";  // WebshopConfig::admissible_format
+  std::string expert_asin_case = "lower";     // WebshopConfig::expert_asin_case
   // Top-50 products for a query (WebShop's SEARCH_RETURN_N), skipping hits
   // that are not in the store.
   std::vector<const Product*> search(const std::string& query) const;
