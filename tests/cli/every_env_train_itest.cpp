@@ -210,5 +210,25 @@ TEST(EveryEnvTraining, DeepsearchCpuRecipeRunsSftRlAndEvaluation) {
   }
 }
 
+TEST(EveryEnvTraining, WebshopCpuRecipeRunsSftRlAndEvaluation) {
+  // The built-in catalog in full context: SFT on the expert's episodes (and,
+  // down-weighted, on the pages), one GRPO iteration on the purchase score,
+  // success rate and mean score on the test split after SFT and after RL.
+  // (The expert needs 4-7 steps: the tiny runs' 2-turn cap would leave no
+  // complete demonstration.)
+  const auto r = run_cpu_recipe("webshop_cpu", "rollout.max_turns=8");
+  expect_one_trained_iteration(r);
+  const auto evals = evaluations_by_step(r.run_dir);
+  ASSERT_EQ(evals.count(0), 1u) << "no evaluation after SFT";
+  ASSERT_EQ(evals.count(1), 1u) << "no evaluation after RL";
+  for (const auto& [step, j] : evals) {
+    EXPECT_EQ(j.value("eval/episodes", -1.0), 2.0) << j.dump();
+    for (const char* key : {"eval/score", "eval_sampled/success_rate", "eval_sampled/score"})
+      EXPECT_TRUE(j.contains(key)) << key << " missing at step " << step << ": " << j.dump();
+    EXPECT_GE(j.value("eval/score", -1.0), 0.0) << j.dump();
+    EXPECT_LE(j.value("eval/score", 2.0), 1.0) << j.dump();
+  }
+}
+
 }  // namespace
 }  // namespace agentrl
