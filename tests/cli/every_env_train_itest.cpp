@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -71,7 +73,9 @@ void expect_one_trained_iteration(const Run& r) {
   EXPECT_TRUE(fs::exists(fs::path(r.run_dir) / "rollouts" / "iter_1.jsonl"));
 }
 
-TEST(EveryEnvTraining, AlfworldGrpoRunsOneIteration) { expect_one_trained_iteration(train_one_iteration("alfworld_grpo")); }
+TEST(EveryEnvTraining, AlfworldGrpoRunsOneIteration) {
+  expect_one_trained_iteration(train_one_iteration("alfworld_grpo"));
+}
 
 TEST(EveryEnvTraining, EngineLogprobsAsPiOldGiveTheSameUpdateAsRescoring) {
   // Same seed, deterministic rollout: the two runs see the same batch; pi_old
@@ -121,7 +125,9 @@ TEST(EveryEnvTraining, AlfworldGigpoRunsOneIteration) {
   expect_one_trained_iteration(train_one_iteration("alfworld_gigpo"));
 }
 
-TEST(EveryEnvTraining, WebshopEmpgRunsOneIteration) { expect_one_trained_iteration(train_one_iteration("webshop_empg")); }
+TEST(EveryEnvTraining, WebshopEmpgRunsOneIteration) {
+  expect_one_trained_iteration(train_one_iteration("webshop_empg"));
+}
 
 TEST(EveryEnvTraining, DeepsearchGrpoRunsOneIteration) {
   expect_one_trained_iteration(train_one_iteration("deepsearch_grpo"));
@@ -137,7 +143,8 @@ TEST(EveryEnvTraining, CodetoolSimpletirRunsOneIteration) {
   auto filtered = train_one_iteration("codetool_simpletir");
   ASSERT_EQ(filtered.result.exit_code, 0) << filtered.result.output;
   EXPECT_EQ(filtered.last_metrics.value("rollout/episodes", 0.0), 4.0) << filtered.last_metrics.dump();
-  EXPECT_EQ(filtered.last_metrics.value("filter/void_turn/masked_trajectories", -1.0), 4.0) << filtered.last_metrics.dump();
+  EXPECT_EQ(filtered.last_metrics.value("filter/void_turn/masked_trajectories", -1.0), 4.0)
+      << filtered.last_metrics.dump();
   EXPECT_EQ(filtered.last_metrics.value("actor/optimizer_steps", -1.0), 0.0) << filtered.last_metrics.dump();
   expect_one_trained_iteration(train_one_iteration("codetool_simpletir", "algorithm.filters=[]"));
 }
@@ -156,14 +163,22 @@ Run run_cpu_recipe(const std::string& config, const std::string& extra = "") {
       config + "_recipe");
 }
 
-// step -> the metrics row of the evaluation at that step.
-std::map<int, nlohmann::json> evaluations_by_step(const std::string& run_dir) {
-  std::ifstream in(fs::path(run_dir) / "metrics.jsonl");
+// step -> the metrics row of the evaluation at that step, checked: the
+// recipe evaluated after SFT (step 0) and after its one RL iteration (step
+// 1), each on the 2 configured episodes, and every row holds `keys`.
+std::map<int, nlohmann::json> evaluations_after_sft_and_rl(const Run& r, const std::vector<std::string>& keys) {
+  std::ifstream in(fs::path(r.run_dir) / "metrics.jsonl");
   std::map<int, nlohmann::json> evals;
   for (std::string line; std::getline(in, line);) {
     if (line.empty()) continue;
     auto j = nlohmann::json::parse(line);
     if (j.contains("eval/success_rate")) evals[j.value("step", -1)] = j;
+  }
+  EXPECT_EQ(evals.count(0), 1u) << "no evaluation after SFT";
+  EXPECT_EQ(evals.count(1), 1u) << "no evaluation after RL";
+  for (const auto& [step, j] : evals) {
+    EXPECT_EQ(j.value("eval/episodes", -1.0), 2.0) << j.dump();
+    for (const auto& key : keys) EXPECT_TRUE(j.contains(key)) << key << " missing at step " << step << ": " << j.dump();
   }
   return evals;
 }
@@ -177,14 +192,7 @@ TEST(EveryEnvTraining, CodetoolCpuRecipeRunsSftRlAndEvaluation) {
   // the same batch trains.
   const auto r = run_cpu_recipe("codetool_cpu", "algorithm.filters=[]");
   expect_one_trained_iteration(r);
-  const auto evals = evaluations_by_step(r.run_dir);
-  ASSERT_EQ(evals.count(0), 1u) << "no evaluation after SFT";
-  ASSERT_EQ(evals.count(1), 1u) << "no evaluation after RL";
-  for (const auto& [step, j] : evals) {
-    EXPECT_EQ(j.value("eval/episodes", -1.0), 2.0) << j.dump();
-    EXPECT_TRUE(j.contains("eval/env/solved_with_code")) << j.dump();
-    EXPECT_TRUE(j.contains("eval_sampled/success_rate")) << j.dump();
-  }
+  evaluations_after_sft_and_rl(r, {"eval/env/solved_with_code", "eval_sampled/success_rate"});
   // The spike statistics of SimpleTIR's filter study are logged every update.
   for (const char* key : {"actor/grad_norm_max", "actor/grad_norm_p99", "actor/low_prob_frac"})
     EXPECT_TRUE(r.last_metrics.contains(key)) << key << " missing: " << r.last_metrics.dump();
@@ -197,17 +205,11 @@ TEST(EveryEnvTraining, DeepsearchCpuRecipeRunsSftRlAndEvaluation) {
   // the test split after SFT and after RL, greedy and sampled.
   const auto r = run_cpu_recipe("deepsearch_cpu");
   expect_one_trained_iteration(r);
-  const auto evals = evaluations_by_step(r.run_dir);
-  ASSERT_EQ(evals.count(0), 1u) << "no evaluation after SFT";
-  ASSERT_EQ(evals.count(1), 1u) << "no evaluation after RL";
-  for (const auto& [step, j] : evals) {
-    EXPECT_EQ(j.value("eval/episodes", -1.0), 2.0) << j.dump();
-    // EM is the success rate (eval/success_rate); eval/env/em exists only
-    // where an episode ended in the env, which this untrained policy's do not.
-    for (const char* key : {"eval/env/searches", "eval_sampled/success_rate", "eval_sampled/env/searches"})
-      EXPECT_TRUE(j.contains(key)) << key << " missing at step " << step << ": " << j.dump();
-    EXPECT_GE(j.value("eval/env/searches", -1.0), 0.0) << j.dump();
-  }
+  // EM is the success rate (eval/success_rate); eval/env/em exists only
+  // where an episode ended in the env, which this untrained policy's do not.
+  const auto evals =
+      evaluations_after_sft_and_rl(r, {"eval/env/searches", "eval_sampled/success_rate", "eval_sampled/env/searches"});
+  for (const auto& [step, j] : evals) EXPECT_GE(j.value("eval/env/searches", -1.0), 0.0) << j.dump();
 }
 
 TEST(EveryEnvTraining, WebshopCpuRecipeRunsSftRlAndEvaluation) {
@@ -218,13 +220,8 @@ TEST(EveryEnvTraining, WebshopCpuRecipeRunsSftRlAndEvaluation) {
   // complete demonstration.)
   const auto r = run_cpu_recipe("webshop_cpu", "rollout.max_turns=8");
   expect_one_trained_iteration(r);
-  const auto evals = evaluations_by_step(r.run_dir);
-  ASSERT_EQ(evals.count(0), 1u) << "no evaluation after SFT";
-  ASSERT_EQ(evals.count(1), 1u) << "no evaluation after RL";
+  const auto evals = evaluations_after_sft_and_rl(r, {"eval/score", "eval_sampled/success_rate", "eval_sampled/score"});
   for (const auto& [step, j] : evals) {
-    EXPECT_EQ(j.value("eval/episodes", -1.0), 2.0) << j.dump();
-    for (const char* key : {"eval/score", "eval_sampled/success_rate", "eval_sampled/score"})
-      EXPECT_TRUE(j.contains(key)) << key << " missing at step " << step << ": " << j.dump();
     EXPECT_GE(j.value("eval/score", -1.0), 0.0) << j.dump();
     EXPECT_LE(j.value("eval/score", 2.0), 1.0) << j.dump();
   }
