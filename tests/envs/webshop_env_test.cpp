@@ -326,7 +326,8 @@ TEST_F(WebshopEnvTest, ExpertWritesProductClicksInTheCaseTheConfigAsks) {
     env->reset(suite.tasks().get("test", 3), 0);
     std::vector<std::string> clicks;
     std::string product_click_page;
-    for (int s = 0; s < env->max_steps(); ++s) {
+    bool bought = false;
+    for (int s = 0; s < env->max_steps() && !bought; ++s) {
       auto a = env->expert_action();
       if (!a) break;
       const std::string page = static_cast<WebshopEnv&>(*env).observation();
@@ -336,21 +337,24 @@ TEST_F(WebshopEnvTest, ExpertWritesProductClicksInTheCaseTheConfigAsks) {
       EXPECT_FALSE(r.info.invalid_action) << *a;
       if (r.done) {
         EXPECT_EQ(r.reward, 1.0);
+        bought = true;
       }
     }
+    EXPECT_TRUE(bought) << "the expert (" << asin_case << ") did not buy";
     return std::make_pair(clicks, product_click_page);
   };
   const auto [lower, lower_page] = run("lower");
   const auto [page, page_page] = run("page");
   ASSERT_EQ(lower.size(), page.size());
+  auto clicked = [](const std::string& click) { return click.substr(6, click.size() - 7); };  // click[x] -> x
   int product_clicks = 0;
   for (size_t i = 0; i < lower.size(); ++i) {
     if (lower[i] == page[i]) continue;
     ++product_clicks;
-    const std::string asin = page[i].substr(6, page[i].size() - 7);
-    EXPECT_EQ(agentrl::strings::lower_ascii(asin), lower[i].substr(6, lower[i].size() - 7));
+    const std::string asin = clicked(page[i]);
+    EXPECT_EQ(agentrl::strings::lower_ascii(asin), clicked(lower[i]));
     EXPECT_NE(page_page.find(" [SEP] " + asin + " [SEP] "), std::string::npos) << asin << " not on " << page_page;
-    EXPECT_EQ(lower_page.find(" [SEP] " + lower[i].substr(6, lower[i].size() - 7) + " [SEP] "), std::string::npos);
+    EXPECT_EQ(lower_page.find(" [SEP] " + clicked(lower[i]) + " [SEP] "), std::string::npos);
   }
   EXPECT_EQ(product_clicks, 1);
 }
