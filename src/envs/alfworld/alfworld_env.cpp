@@ -24,6 +24,11 @@ void AlfworldConfig::visit(config::Visitor& v) {
   v.field("grammar", grammar, "text of built-in scenes: twl2 (ALFWorld >= 0.4: 'move X to Y') or 2.1.1 "
                               "('put X in/on Y', arrival at 'loc N')",
           {"twl2", "2.1.1"});
+  v.field("scene_tables", scene_tables,
+          "built-in scenes: room tables: agentrl (hand-written ranges; the quickstart's scenes) or alfworld (fitted "
+          "to ALFWorld's real evaluation games: receptacle counts per room, object types and where they lie, "
+          "which room hosts which task)",
+          {"agentrl", "alfworld"});
   v.field("max_receptacles", max_receptacles,
           "built-in scenes: at most this many receptacles per room (0 = no cap; quickstart: 8)",
           config::Range::at_least(0));
@@ -45,6 +50,7 @@ SceneOptions AlfworldConfig::scene_options() const {
   o.max_receptacles = max_receptacles;
   o.room_types = room_types;
   o.grammar = grammar;
+  o.tables = scene_tables;
   for (const auto& t : task_types) {
     TaskType tt;
     if (!parse_task_type(t, &tt)) throw ConfigError("alfworld.task_types: unknown task type '" + t + "'");

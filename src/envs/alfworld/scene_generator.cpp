@@ -1,8 +1,9 @@
-// Procedural ALFWorld scenes. The tables below condense ALFRED's scene
-// statistics (gen/constants.py: OPENABLE_CLASS_LIST, the receptacle and
+// Procedural ALFWorld scenes. The agentrl tables below condense ALFRED's
+// scene statistics (gen/constants.py: OPENABLE_CLASS_LIST, the receptacle and
 // object classes per room, VAL_RECEPTACLE_OBJECTS and the object properties
 // of AI2-THOR) into ranges per room type; they are written by hand for
-// agentrl and are a simplification, not ALFRED's exact tables.
+// agentrl and are a simplification, not ALFRED's exact tables. The fitted
+// tables (scene_tables_alfworld.cpp) follow ALFWorld's real games.
 #include "agentrl/envs/alfworld/scene_generator.h"
 
 #include <algorithm>
@@ -11,29 +12,11 @@
 #include "agentrl/core/error.h"
 #include "agentrl/core/rng.h"
 #include "agentrl/envs/alfworld/game_loader.h"
+#include "scene_tables.h"
 
 namespace agentrl::envs::alfworld {
-namespace {
 
-struct RecepDef {
-  const char* type;
-  bool openable;
-  int min, max;
-};
-enum Prop { C = 1, H = 2, K = 4, S = 8, RO = 16 };  // cleanable, heatable, cool(K)able, sliceable, receptacle object
-struct ObjDef {
-  const char* type;
-  int props;
-  std::vector<const char*> receptacles;
-};
-struct RoomDef {
-  const char* name;
-  std::vector<RecepDef> receps;
-  std::vector<ObjDef> objects;
-  bool lamps;  // desk lamps on desks/side tables/dressers (look tasks)
-};
-
-const std::vector<RoomDef>& rooms() {
+const std::vector<RoomDef>& agentrl_rooms() {
   static const std::vector<const char*> food = {"countertop", "diningtable", "fridge", "microwave", "sinkbasin", "garbagecan"};
   static const std::vector<const char*> dish = {"countertop", "diningtable", "fridge", "microwave", "sinkbasin", "cabinet", "shelf"};
   static const std::vector<const char*> utensil = {"countertop", "diningtable", "drawer", "sinkbasin"};
@@ -97,6 +80,8 @@ const std::vector<RoomDef>& rooms() {
   return defs;
 }
 
+namespace {
+
 constexpr int kSeenLayouts = 30;    // per room type, shared by train and valid_seen
 constexpr int kUnseenLayouts = 10;  // per room type, valid_unseen only
 
@@ -116,7 +101,11 @@ Draft draw_layout(const RoomDef& room, uint64_t seed, int layout, int64_t max_re
   Rng rng(mix_seed(mix_seed(seed, 0x1a40), hash_str(room.name) + static_cast<uint64_t>(layout)));
   std::vector<std::pair<std::string, bool>> required, extra;
   for (const auto& rd : room.receps) {
-    int n = static_cast<int>(rng.uniform_int(rd.min, rd.max));
+    // p < 1 (fitted tables only) spends one more draw; p == 1 keeps the
+    // draws, and so the scenes, of the agentrl tables as they were.
+    int n = 0;
+    if (rd.p >= 1.0) n = static_cast<int>(rng.uniform_int(rd.min, rd.max));
+    else if (rng.uniform() < rd.p) n = static_cast<int>(rng.uniform_int(std::max(rd.min, 1), rd.max));
     for (int k = 0; k < n; ++k) (k == 0 && rd.min > 0 ? required : extra).push_back({rd.type, rd.openable});
   }
   // Shuffle the optional instances so a receptacle cap keeps a varied subset.
@@ -134,16 +123,41 @@ bool can_hold(const ObjDef& od, const std::string& recep) {
   return false;
 }
 
+// A receptacle type drawn by the object's weights among the types the room
+// has, then one of its instances uniformly (fitted tables: real games put a
+// fork on a counter top more often than in one of several drawers).
+int weighted_spot(const ObjDef& od, const Draft& d, Rng& rng) {
+  std::vector<std::vector<int>> by_type(od.receptacles.size());
+  double total = 0;
+  for (size_t t = 0; t < od.receptacles.size(); ++t) {
+    for (size_t r = 0; r < d.receps.size(); ++r)
+      if (d.receps[r].first == od.receptacles[t]) by_type[t].push_back(static_cast<int>(r));
+    if (!by_type[t].empty()) total += od.weights[t];
+  }
+  double u = rng.uniform() * total;
+  size_t pick = 0;
+  for (size_t t = 0; t < by_type.size(); ++t) {
+    if (by_type[t].empty()) continue;
+    pick = t;
+    u -= od.weights[t];
+    if (u < 0) break;
+  }
+  const auto& inst = by_type[pick];
+  return inst[rng.uniform_int(0, static_cast<int64_t>(inst.size()) - 1)];
+}
+
 void place_objects(const RoomDef& room, Draft& d, Rng& rng) {
   for (size_t k = 0; k < room.objects.size(); ++k) {
     const ObjDef& od = room.objects[k];
     std::vector<int> spots;
     for (size_t r = 0; r < d.receps.size(); ++r)
       if (can_hold(od, d.receps[r].first)) spots.push_back(static_cast<int>(r));
-    if (spots.empty() || rng.uniform() < 0.35) continue;
-    int n = static_cast<int>(rng.uniform_int(1, 3));
+    if (spots.empty() || rng.uniform() < od.skip) continue;
+    int n = static_cast<int>(rng.uniform_int(od.min_n, od.max_n));
     for (int i = 0; i < n; ++i) {
-      d.objects.push_back({od.type, spots[rng.uniform_int(0, static_cast<int64_t>(spots.size()) - 1)]});
+      const int r = od.weights.empty() ? spots[rng.uniform_int(0, static_cast<int64_t>(spots.size()) - 1)]
+                                       : weighted_spot(od, d, rng);
+      d.objects.push_back({od.type, r});
       d.obj_def.push_back(static_cast<int>(k));
     }
   }
@@ -313,6 +327,18 @@ std::shared_ptr<Game> build(const RoomDef& room, const Draft& d, const Goal& goa
   return g;
 }
 
+// A room type for a task of type `type`, by the rooms' task weights.
+const RoomDef* weighted_room(const std::vector<const RoomDef*>& able, TaskType type, Rng& rng) {
+  double total = 0;
+  for (const RoomDef* r : able) total += r->task_weight[static_cast<size_t>(type)];
+  double u = rng.uniform() * total;
+  for (const RoomDef* r : able) {
+    u -= r->task_weight[static_cast<size_t>(type)];
+    if (u < 0) return r;
+  }
+  return able.back();
+}
+
 }  // namespace
 
 bool held_out_combination(const std::string& object_type, const std::string& recep_type) {
@@ -325,7 +351,10 @@ std::shared_ptr<const Game> generate_game(const std::string& split, int64_t inde
     throw ConfigError("alfworld: unknown split '" + split + "' for built-in scenes (expected train, valid_seen or valid_unseen)");
   const bool unseen = split == "valid_unseen";
   std::vector<const RoomDef*> allowed;
-  for (const auto& r : rooms())
+  const bool fitted = opt.tables == "alfworld";
+  if (!fitted && opt.tables != "agentrl")
+    throw ConfigError("alfworld.scene_tables: unknown value '" + opt.tables + "' (expected agentrl or alfworld)");
+  for (const auto& r : fitted ? alfworld_rooms() : agentrl_rooms())
     if (opt.room_types.empty() || std::find(opt.room_types.begin(), opt.room_types.end(), r.name) != opt.room_types.end())
       allowed.push_back(&r);
   if (allowed.empty()) throw ConfigError("alfworld.room_types: no known room type selected");
@@ -363,7 +392,8 @@ std::shared_ptr<const Game> generate_game(const std::string& split, int64_t inde
     for (const RoomDef* r : allowed)
       if (hosts(*r, type)) able.push_back(r);
     if (able.empty()) continue;
-    const RoomDef& room = *able[rng.uniform_int(0, static_cast<int64_t>(able.size()) - 1)];
+    const RoomDef& room = fitted ? *weighted_room(able, type, rng)
+                                 : *able[rng.uniform_int(0, static_cast<int64_t>(able.size()) - 1)];
     int layout = unseen ? kSeenLayouts + static_cast<int>(rng.uniform_int(0, kUnseenLayouts - 1))
                         : static_cast<int>(rng.uniform_int(0, kSeenLayouts - 1));
     Draft d = draw_layout(room, seed, layout, opt.max_receptacles);

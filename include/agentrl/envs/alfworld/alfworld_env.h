@@ -34,6 +34,7 @@ struct AlfworldConfig {
   int64_t seed = 0;                // seed of the scene generator
   std::string eval_split = "valid_seen";
   std::string grammar = "twl2";    // text of built-in scenes: twl2 (ALFWorld >= 0.4) or 2.1.1
+  std::string scene_tables = "agentrl";  // built-in room tables: agentrl or alfworld (fitted to the real games)
   int64_t max_receptacles = 0;     // quickstart knob: cap receptacles per built-in room (0 = no cap)
   std::vector<std::string> room_types;  // built-in rooms allowed (empty = all)
   std::vector<std::string> task_types;  // task types allowed in built-in scenes (empty = all)

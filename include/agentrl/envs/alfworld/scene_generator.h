@@ -29,6 +29,10 @@ struct SceneOptions {
   std::vector<std::string> room_types;  // subset of kitchen, bathroom, bedroom, livingroom; empty = all
   std::vector<TaskType> task_types;     // empty = all six
   std::string grammar = "twl2";         // "twl2" or "2.1.1" text
+  // "agentrl" (hand-written room tables) or "alfworld" (tables fitted to
+  // ALFWorld's real evaluation games: their receptacle counts per room,
+  // object types and placements, task-to-room mix).
+  std::string tables = "agentrl";
 };
 
 // split: "train", "valid_seen" or "valid_unseen". Throws ConfigError for
