@@ -99,7 +99,9 @@ TEST(AlfworldSceneStats, FittedTablesDrawScenesLikeTheRealEvaluationGames) {
   // Goal receptacles: all but the ottoman (one real game of 274; the fitted
   // living rooms have one in 11%, too rarely for a goal in 1000 scenes).
   for (const auto& t : r.goal_receptacles)
-    if (t != "ottoman") EXPECT_TRUE(f.goal_receptacles.count(t)) << t;
+    if (t != "ottoman") {
+      EXPECT_TRUE(f.goal_receptacles.count(t)) << t;
+    }
 }
 
 TEST(AlfworldSceneStats, FittedTablesKeepEveryGameSolvableAndTheSplitsApart) {

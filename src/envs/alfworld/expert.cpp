@@ -9,12 +9,24 @@
 //     finished object if there is one).
 //   look: take the object, go to the lamp's receptacle, use the lamp.
 // Each object costs at most 3 + 2 + 3 steps, well within ALFWorld's 50.
+#include <algorithm>
+#include <cstdlib>
 #include <optional>
 #include <string>
 
 #include "agentrl/envs/alfworld/simulator.h"
+#include "scene_tables.h"
 
 namespace agentrl::envs::alfworld {
+namespace {
+
+// "cabinet 12" -> 12 (names end in the instance number).
+int instance_number(const std::string& name) {
+  const size_t sp = name.rfind(' ');
+  return sp == std::string::npos ? 0 : std::atoi(name.c_str() + sp + 1);
+}
+
+}  // namespace
 
 int Simulator::target_receptacle() const {
   const Game& g = *game_;
@@ -24,7 +36,10 @@ int Simulator::target_receptacle() const {
     int n = 0;
     for (int o = 0; o < static_cast<int>(g.objects.size()); ++o)
       if (object_done(o, r)) ++n;
-    if (n > best_n) {
+    // The prior expert breaks ties by the lowest number (the first of the
+    // type in the admissible list); the others by listing order.
+    if (n > best_n || (prior_ && n == best_n &&
+                       instance_number(g.receptacles[r].name) < instance_number(g.receptacles[best].name))) {
       best = r;
       best_n = n;
     }
@@ -75,11 +90,11 @@ std::optional<std::string> Simulator::expert_action() const {
       for (int o = 0; o < static_cast<int>(g.objects.size()); ++o) {
         if (g.objects[o].type != t.lamp_type || !g.objects[o].toggleable) continue;
         int r = where(o);
-        if (r < 0) continue;
+        if (r < 0 || (prior_ && !seen_[static_cast<size_t>(r)])) continue;
         if (!at(r)) return "go to " + g.receptacles[r].name;
         return "use " + g.objects[o].name;
       }
-      return std::nullopt;
+      return prior_ ? search_step(t.lamp_type) : std::nullopt;
     }
     const uint8_t need = t.type == TaskType::kClean ? kClean : t.type == TaskType::kHeat ? kHot
                          : t.type == TaskType::kCool ? kCool : 0;
@@ -116,18 +131,36 @@ std::optional<std::string> Simulator::expert_action() const {
     if (target >= 0 && object_done(o, target)) continue;
     if (pick < 0 || (at(r) && !at(where(pick)))) pick = o;
   }
-  if (pick < 0) return searching_ ? search_step() : std::nullopt;
+  if (pick < 0) return searching_ ? search_step(t.object_type) : std::nullopt;
   int r = where(pick);
   return go_or(r, "take " + g.objects[pick].name + " from " + g.receptacles[r].name);
 }
 
-std::optional<std::string> Simulator::search_step() const {
+std::vector<int> Simulator::prior_order(int wanted) const {
+  // Receptacle types by how often real games put the wanted type there
+  // (unlikely types last, alphabetically), instances by ascending number.
+  const Game& g = *game_;
+  const std::string want = wanted >= 0 ? g.type_names[static_cast<size_t>(wanted)] : "";
+  std::vector<double> w(g.receptacles.size());
+  for (size_t r = 0; r < w.size(); ++r) w[r] = placement_weight(want, g.type_names[g.receptacles[r].type]);
+  std::vector<int> order(goto_order_);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    if (w[a] != w[b]) return w[a] > w[b];
+    const int ta = g.receptacles[a].type, tb = g.receptacles[b].type;
+    if (ta != tb) return g.type_names[ta] < g.type_names[tb];
+    return instance_number(g.receptacles[a].name) < instance_number(g.receptacles[b].name);
+  });
+  return order;
+}
+
+std::optional<std::string> Simulator::search_step(int wanted) const {
   // Open a closed receptacle here first, else go to the first receptacle
-  // (in "go to" command order) whose contents have not been seen.
+  // (in "go to" command order, or the prior's) whose contents have not
+  // been seen.
   const Game& g = *game_;
   for (int r : here_)
     if (g.receptacles[r].openable && !state_.opened[r]) return "open " + g.receptacles[r].name;
-  for (int r : goto_order_)
+  for (int r : prior_ ? prior_order(wanted) : goto_order_)
     if (!seen_[static_cast<size_t>(r)]) return "go to " + g.receptacles[r].name;
   return std::nullopt;
 }

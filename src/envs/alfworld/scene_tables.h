@@ -12,6 +12,7 @@
 #pragma once
 
 #include <array>
+#include <string>
 #include <vector>
 
 namespace agentrl::envs::alfworld {
@@ -46,5 +47,11 @@ struct RoomDef {
 
 const std::vector<RoomDef>& agentrl_rooms();
 const std::vector<RoomDef>& alfworld_rooms();
+
+// How often ALFWorld's real games put an object of `object_type` in a
+// receptacle of `recep_type` (the fitted tables' placement weights summed
+// over room types; desk lamps: desks, side tables, dressers); 0 when never.
+// The prior of the searching expert (alfworld.expert: prior).
+double placement_weight(const std::string& object_type, const std::string& recep_type);
 
 }  // namespace agentrl::envs::alfworld

@@ -15,6 +15,10 @@
 // plain pickable objects.
 #include "scene_tables.h"
 
+#include <map>
+#include <string>
+#include <utility>
+
 namespace agentrl::envs::alfworld {
 
 namespace {
@@ -156,6 +160,22 @@ const std::vector<RoomDef>& alfworld_rooms() {
     return out;
   }();
   return defs;
+}
+
+double placement_weight(const std::string& object_type, const std::string& recep_type) {
+  static const std::map<std::pair<std::string, std::string>, double> table = [] {
+    std::map<std::pair<std::string, std::string>, double> t;
+    for (const RoomDef& room : alfworld_rooms())
+      for (const ObjDef& od : room.objects)
+        for (size_t k = 0; k < od.receptacles.size(); ++k) t[{od.type, od.receptacles[k]}] += od.weights[k];
+    // Lamps are placed by the generator itself (desk, side table, dresser).
+    t[{"desklamp", "desk"}] = 3;
+    t[{"desklamp", "sidetable"}] = 2;
+    t[{"desklamp", "dresser"}] = 1;
+    return t;
+  }();
+  auto it = table.find({object_type, recep_type});
+  return it == table.end() ? 0.0 : it->second;
 }
 
 }  // namespace agentrl::envs::alfworld

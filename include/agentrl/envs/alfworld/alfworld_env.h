@@ -39,7 +39,7 @@ struct AlfworldConfig {
   std::vector<std::string> room_types;  // built-in rooms allowed (empty = all)
   std::vector<std::string> task_types;  // task types allowed in built-in scenes (empty = all)
   int64_t load_threads = 0;        // threads parsing real games (0 = all cores)
-  std::string expert = "omniscient";  // omniscient (knows every object's place) | search (explores)
+  std::string expert = "omniscient";  // omniscient (knows every object's place) | search (explores) | prior (explores likely places first)
 
   void visit(config::Visitor& v);
   SceneOptions scene_options() const;  // throws ConfigError for unknown task types

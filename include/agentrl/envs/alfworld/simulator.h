@@ -45,6 +45,17 @@ class Simulator {
   // for by visiting (and opening) receptacles in admissible-command order, so
   // demonstrations show the exploration a policy must do on unseen scenes.
   void set_searching_expert(bool on) { searching_ = on; }
+  // Prior-searching expert (alfworld.expert: prior): searching, but it visits
+  // the receptacle types where real ALFWorld games most often put the wanted
+  // object first (placement_weight; a lamp, too, is searched for once it has
+  // not been seen), instances in ascending number, and of equally good goal
+  // receptacles it takes the lowest-numbered. Each of its choices follows
+  // from the object type, the last receptacle visited and the admissible
+  // commands, so a policy that sees only the last steps can imitate it.
+  void set_prior_search(bool on) {
+    prior_ = on;
+    searching_ = searching_ || on;
+  }
 
   const Game& game() const { return *game_; }
   const State& state() const { return state_; }
@@ -83,8 +94,11 @@ class Simulator {
   std::vector<int> here_;              // receptacles at the agent's location
   std::vector<char> seen_;             // receptacles whose contents the agent has seen
   bool searching_ = false;
+  bool prior_ = false;
   void mark_seen();
-  std::optional<std::string> search_step() const;
+  // Next step of the search for an object of type `wanted` (-1: any order).
+  std::optional<std::string> search_step(int wanted) const;
+  std::vector<int> prior_order(int wanted) const;
 };
 
 // Joins items the TextWorld way: "a", "a, and b", "a, b, and c"; "nothing" if empty.
