@@ -78,8 +78,9 @@ void SftConfig::visit(config::Visitor& v) {
   v.field("batch_tokens", batch_tokens, "padded tokens per optimizer step", Range::at_least(16));
   v.field("max_seq_tokens", max_seq_tokens, "longer conversations are truncated", Range::at_least(16));
   v.field("observation_loss_weight", observation_loss_weight,
-          "loss weight on what the env returned in expert demonstrations (inline or full context): an auxiliary "
-          "world-modelling loss next to the action loss; 0 = actions only, as RL trains",
+          "loss weight on what the env returned in expert demonstrations (inline or full context: the "
+          "observations after the first prompt; window: every turn's prompt): an auxiliary world-modelling loss "
+          "next to the action loss; 0 = actions only, as RL trains",
           Range::closed(0.0, 1.0));
   v.section("optim", optim, "optimizer of the SFT stage");
 }
@@ -137,9 +138,6 @@ void check_consistency(const ExperimentConfig& c, const std::string& path) {
   if (c.sft.observation_loss_weight > 0 && !c.sft.data.empty())
     throw ConfigError(path + ": sft.observation_loss_weight applies to the env's expert demonstrations, but sft.data "
                       "is '" + c.sft.data + "' (chat conversations have no env output); set it to 0 or sft.data to \"\"");
-  if (c.sft.observation_loss_weight > 0 && c.rollout.context_mode == "window")
-    throw ConfigError(path + ": sft.observation_loss_weight needs rollout.context_mode inline or full (window mode "
-                      "re-renders the history every turn), got window");
   if (c.algorithm.adv_estimator == "drgrpo" && actor.loss_agg != "seq-mean-token-sum-norm")
     log().warn("{}: algorithm.adv_estimator drgrpo with actor.loss_agg {}: Dr.GRPO (arXiv 2503.20783) also "
                "removes the per-response length normalisation; use seq-mean-token-sum-norm with "

@@ -78,22 +78,19 @@ std::vector<SftSequence> sft_sequences_from_jsonl(const std::string& path, const
 
 namespace {
 
-// Weights the context tokens of turns 1.. of a one-sequence episode (see
-// the header): in its batch row those are the tokens outside every turn
-// (turn_index -1) after the first generated one.
+// Weights the env's text in one batch row (see the header). A one-sequence
+// episode (inline, full): the tokens outside every turn (turn_index -1)
+// after the first generated one. A window-mode row (one turn): its prompt,
+// the tokens before the first generated one (column 0 has no predecessor).
 void weight_observations(const rollout::Trajectory& t, const torch::Tensor& turn_index, float weight, SftSequence& s) {
-  if (!rollout::one_sequence_per_episode(t.context_mode))
-    throw UsageError(
-        "sft.observation_loss_weight applies to episodes that are one sequence (rollout.context_mode "
-        "inline or full); episode " +
-        t.episode_id + " is in context mode '" + rollout::context_mode_name(t.context_mode) + "'");
   auto turn = turn_index.contiguous();
   const int64_t* k = turn.data_ptr<int64_t>();
+  const bool window = !rollout::one_sequence_per_episode(t.context_mode);
   bool generated = false;
   for (size_t i = 0; i < s.loss_mask.size(); ++i) {
     if (k[i] >= 0)
       generated = true;
-    else if (generated)
+    else if (window ? (!generated && i > 0) : generated)
       s.loss_mask[i] = weight;
   }
 }
@@ -115,8 +112,8 @@ std::vector<SftSequence> sft_sequences_from_trajectories(const std::vector<rollo
     s.ids.assign(ids.data_ptr<int64_t>(), ids.data_ptr<int64_t>() + len);
     s.loss_mask.assign(mask.data_ptr<float>(), mask.data_ptr<float>() + len);
     if (observation_weight > 0.f)
-      weight_observations(trajectories[static_cast<size_t>(n)], batch.turn_index[n].slice(0, 0, len),
-                          observation_weight, s);
+      weight_observations(trajectories[static_cast<size_t>(batch.trajectory_of_row[static_cast<size_t>(n)])],
+                          batch.turn_index[n].slice(0, 0, len), observation_weight, s);
     out.push_back(std::move(s));
   }
   return out;

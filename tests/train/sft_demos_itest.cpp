@@ -202,15 +202,34 @@ TEST(DemoMistakes, ObservationLossWeightsWhatTheEnvReturnedAndNothingElse) {
   }
   EXPECT_THROW(sft_sequences_from_trajectories(noisy, 1 << 20, 1.5f), UsageError);
   EXPECT_THROW(sft_sequences_from_trajectories(noisy, 1 << 20, -0.1f), UsageError);
-  auto window = noisy;
-  window[0].context_mode = rollout::ContextMode::kWindow;
-  try {
-    sft_sequences_from_trajectories(window, 1 << 20, w);
-    FAIL() << "a window-mode episode has no single sequence to weight";
-  } catch (const UsageError& e) {
-    EXPECT_NE(std::string(e.what()).find("window"), std::string::npos) << e.what();
+}
+
+// Window mode: a row per turn; the whole prompt of every turn (but its first
+// token, which has no predecessor) carries the weight, the expert's command
+// 1, a mistaken command 0.
+TEST(DemoMistakes, ObservationLossInWindowModeWeightsEveryTurnsPrompt) {
+  auto f = alfworld_full_context();
+  f.ctx->rollout.context_mode = "window";
+  f.ctx->rollout.window_turns = 2;
+  auto noisy = rollout::expert_trajectories(*f.suite, "train", 8, 5, f.ctx, 0.3);
+  const float w = 0.5f;
+  auto weighted = sft_sequences_from_trajectories(noisy, 1 << 20, w);
+  size_t row = 0, mistakes = 0;
+  for (const auto& t : noisy) {
+    ASSERT_EQ(t.context_mode, rollout::ContextMode::kWindow);
+    for (const auto& turn : t.turns) {
+      ASSERT_LT(row, weighted.size());
+      const auto& s = weighted[row++];
+      ASSERT_EQ(s.ids.size(), turn.context_tokens.size() + turn.generated_tokens.size());
+      for (size_t c = 0; c < turn.context_tokens.size(); ++c)
+        ASSERT_EQ(s.loss_mask[c], c == 0 ? 0.f : w) << t.episode_id << " context " << c;
+      for (size_t g = 0; g < turn.generated_tokens.size(); ++g)
+        ASSERT_EQ(s.loss_mask[turn.context_tokens.size() + g], turn.demo_mistake ? 0.f : 1.f);
+      mistakes += turn.demo_mistake;
+    }
   }
-  EXPECT_NO_THROW(sft_sequences_from_trajectories(window, 1 << 20)) << "weight 0: the mode does not matter";
+  EXPECT_EQ(row, weighted.size());
+  EXPECT_GT(mistakes, 0u);
 }
 
 TEST(DemoMistakes, ObservationLossWeightIsRefusedWhereThereIsNoEnvOutputToWeight) {
@@ -226,8 +245,7 @@ TEST(DemoMistakes, ObservationLossWeightIsRefusedWhereThereIsNoEnvOutputToWeight
   EXPECT_EQ(error_of({"sft.observation_loss_weight=0.3", "rollout.context_mode=full"}), "(accepted)");
   EXPECT_EQ(load_experiment_config(cfg, {"sft.observation_loss_weight=0.3"}).sft.observation_loss_weight, 0.3);
   EXPECT_NE(error_of({"sft.observation_loss_weight=0.3", "sft.data=chats.jsonl"}).find("sft.data"), std::string::npos);
-  EXPECT_NE(error_of({"sft.observation_loss_weight=0.3", "rollout.context_mode=window"}).find("window"),
-            std::string::npos);
+  EXPECT_EQ(error_of({"sft.observation_loss_weight=0.3", "rollout.context_mode=window"}), "(accepted)");
   EXPECT_NE(error_of({"sft.observation_loss_weight=2"}).find("sft.observation_loss_weight"), std::string::npos);
 }
 

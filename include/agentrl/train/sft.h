@@ -35,14 +35,14 @@ struct SftSequence {
 std::vector<SftSequence> sft_sequences_from_jsonl(const std::string& path, const text::ChatTemplate& chat,
                                                   int64_t max_tokens);
 // observation_weight > 0 also trains, with that weight, on what the env
-// returned: the context tokens of every turn after an episode's first (the
-// observation and the chat markup around it), in the context modes where an
-// episode is one sequence (inline, full). An auxiliary world-modelling loss:
-// the policy learns to predict tool output, and a search agent that sees a
-// passage twice learns to copy names out of it. The first prompt and the
-// commands of mistaken demonstration turns stay at 0. UsageError for an episode of
-// another context mode (window: a row per turn that re-renders the history)
-// or a weight outside [0, 1].
+// returned: where an episode is one sequence (inline, full), the context
+// tokens of every turn after its first (the observation and the chat markup
+// around it); in window mode (a row per turn), every turn's prompt (task,
+// history, observation, admissible commands, markup). An auxiliary
+// world-modelling loss: the policy learns to predict tool output, and a
+// search agent that sees a passage twice learns to copy names out of it. The
+// first prompt of a one-sequence episode and the commands of mistaken
+// demonstration turns stay at 0. UsageError for a weight outside [0, 1].
 std::vector<SftSequence> sft_sequences_from_trajectories(const std::vector<rollout::Trajectory>& trajectories,
                                                          int64_t max_tokens, float observation_weight = 0.f);
 
