@@ -15,6 +15,7 @@
 
 #include "agentrl/envs/codetool/sandbox.h"
 #include "cli/cli_test_support.h"
+#include "envs/shared_data.h"
 
 namespace fs = std::filesystem;
 
@@ -225,6 +226,30 @@ TEST(EveryEnvTraining, WebshopCpuRecipeRunsSftRlAndEvaluation) {
     EXPECT_GE(j.value("eval/score", -1.0), 0.0) << j.dump();
     EXPECT_LE(j.value("eval/score", 2.0), 1.0) << j.dump();
   }
+}
+
+TEST(EveryEnvTraining, AlfworldRealCpuRecipeRunsSftRlAndEvaluatesOnTheRealGames) {
+  // Built-in scenes of the fitted tables, verl-agent's 2-step window with the
+  // admissible commands, SFT on the prior expert (prompts down-weighted in
+  // the loss), one EMPG iteration, evaluations after SFT and after RL; then
+  // the SFT checkpoint on real ALFWorld games, as
+  // scripts/experiments/alfworld_real.sh evaluates it.
+  const auto r = run_cpu_recipe("alfworld_real_cpu", "rollout.max_turns=6 alfworld.max_steps=6");
+  expect_one_trained_iteration(r);
+  evaluations_after_sft_and_rl(r, {"eval_sampled/success_rate"});
+  const std::string data = std::string(AGENTRL_SHARED_DATA_DIR) + "/alfworld/json_2.1.1";
+  REQUIRE_SHARED_DATA(data);
+  const auto out = fs::path(r.run_dir) / "real_valid_unseen";
+  const auto eval = run_agentrl("eval " + std::string(AGENTRL_SOURCE_DIR) + "/configs/alfworld_real_cpu.yaml" +
+                                kTiny + " tokenizer.train=false tokenizer.path=" + r.run_dir + "/tokenizer" +
+                                " alfworld.data_dir=" + data + " --model " + r.run_dir +
+                                "/checkpoints/step_000000/model --split valid_unseen --episodes 3 --out " + out.string());
+  ASSERT_EQ(eval.exit_code, 0) << eval.output;
+  std::ifstream in(out / "metrics.json");
+  const auto m = nlohmann::json::parse(in);
+  EXPECT_EQ(m.value("episodes", 0), 3) << m.dump();
+  EXPECT_EQ(m.value("split", std::string()), "valid_unseen") << m.dump();
+  EXPECT_TRUE(m.contains("per_task_type")) << m.dump();
 }
 
 }  // namespace
