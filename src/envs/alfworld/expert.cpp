@@ -9,6 +9,9 @@
 //     finished object if there is one).
 //   look: take the object, go to the lamp's receptacle, use the lamp.
 // Each object costs at most 3 + 2 + 3 steps, well within ALFWorld's 50.
+// The searching variants (simulator.h) plan the same way over what the agent
+// has seen and search for the rest: in "go to" order (search), or likely
+// receptacle types first, by the real games' placements (prior).
 #include <algorithm>
 #include <cstdlib>
 #include <optional>
