@@ -82,6 +82,24 @@ const std::vector<RoomDef>& agentrl_rooms() {
 
 namespace {
 
+// Index drawn with probability proportional to `w` (entries <= 0 never
+// drawn; at least one must be positive): one uniform draw, so every table
+// draw spends the same randomness as before this helper served them all.
+size_t draw_weighted(const std::vector<double>& w, Rng& rng) {
+  double total = 0;
+  for (double x : w)
+    if (x > 0) total += x;
+  double u = rng.uniform() * total;
+  size_t last = 0;
+  for (size_t i = 0; i < w.size(); ++i) {
+    if (w[i] <= 0) continue;
+    last = i;
+    u -= w[i];
+    if (u < 0) return i;
+  }
+  return last;
+}
+
 constexpr int kSeenLayouts = 30;    // per room type, shared by train and valid_seen
 constexpr int kUnseenLayouts = 10;  // per room type, valid_unseen only
 
@@ -128,21 +146,13 @@ bool can_hold(const ObjDef& od, const std::string& recep) {
 // fork on a counter top more often than in one of several drawers).
 int weighted_spot(const ObjDef& od, const Draft& d, Rng& rng) {
   std::vector<std::vector<int>> by_type(od.receptacles.size());
-  double total = 0;
+  std::vector<double> w(od.receptacles.size(), 0.0);
   for (size_t t = 0; t < od.receptacles.size(); ++t) {
     for (size_t r = 0; r < d.receps.size(); ++r)
       if (d.receps[r].first == od.receptacles[t]) by_type[t].push_back(static_cast<int>(r));
-    if (!by_type[t].empty()) total += od.weights[t];
+    if (!by_type[t].empty()) w[t] = od.weights[t];
   }
-  double u = rng.uniform() * total;
-  size_t pick = 0;
-  for (size_t t = 0; t < by_type.size(); ++t) {
-    if (by_type[t].empty()) continue;
-    pick = t;
-    u -= od.weights[t];
-    if (u < 0) break;
-  }
-  const auto& inst = by_type[pick];
+  const auto& inst = by_type[draw_weighted(w, rng)];
   return inst[rng.uniform_int(0, static_cast<int64_t>(inst.size()) - 1)];
 }
 
@@ -329,14 +339,9 @@ std::shared_ptr<Game> build(const RoomDef& room, const Draft& d, const Goal& goa
 
 // A room type for a task of type `type`, by the rooms' task weights.
 const RoomDef* weighted_room(const std::vector<const RoomDef*>& able, TaskType type, Rng& rng) {
-  double total = 0;
-  for (const RoomDef* r : able) total += r->task_weight[static_cast<size_t>(type)];
-  double u = rng.uniform() * total;
-  for (const RoomDef* r : able) {
-    u -= r->task_weight[static_cast<size_t>(type)];
-    if (u < 0) return r;
-  }
-  return able.back();
+  std::vector<double> w;
+  for (const RoomDef* r : able) w.push_back(r->task_weight[static_cast<size_t>(type)]);
+  return able[draw_weighted(w, rng)];
 }
 
 }  // namespace
@@ -373,16 +378,9 @@ std::shared_ptr<const Game> generate_game(const std::string& split, int64_t inde
     return true;
   };
   Rng rng(mix_seed(mix_seed(seed, hash_str(split)), static_cast<uint64_t>(index)));
-  auto draw_type = [&] {
-    double total = 0;
-    for (TaskType t : types) total += kWeight[static_cast<int>(t)];
-    double u = rng.uniform() * total;
-    for (TaskType t : types) {
-      u -= kWeight[static_cast<int>(t)];
-      if (u < 0) return t;
-    }
-    return types.back();
-  };
+  std::vector<double> type_weight;
+  for (TaskType t : types) type_weight.push_back(kWeight[static_cast<int>(t)]);
+  auto draw_type = [&] { return types[draw_weighted(type_weight, rng)]; };
   TaskType type = types.front();
   for (int attempt = 0; attempt < 200; ++attempt) {
     // Keep the drawn type for several scene draws before drawing another,
