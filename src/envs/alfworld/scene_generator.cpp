@@ -174,8 +174,8 @@ void place_objects(const RoomDef& room, Draft& d, Rng& rng) {
   if (room.lamps) {
     std::vector<int> spots;
     for (size_t r = 0; r < d.receps.size(); ++r) {
-      const std::string& t = d.receps[r].first;
-      if (t == "desk" || t == "sidetable" || t == "dresser") spots.push_back(static_cast<int>(r));
+      for (const LampSpot& l : kLampSpots)
+        if (d.receps[r].first == l.type) spots.push_back(static_cast<int>(r));
     }
     if (!spots.empty()) {
       d.objects.push_back({"desklamp", spots[rng.uniform_int(0, static_cast<int64_t>(spots.size()) - 1)]});

@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "agentrl/envs/alfworld/game.h"
+
 namespace agentrl::envs::alfworld {
 
 struct RecepDef {
@@ -42,15 +44,24 @@ struct RoomDef {
   bool lamps;  // desk lamps on desks/side tables/dressers (look tasks)
   // Relative chance that a task of each type (TaskType order) is set in
   // this room type rather than another that can host it; all 1 = uniform.
-  std::array<double, 6> task_weight = {1, 1, 1, 1, 1, 1};
+  std::array<double, kNumTaskTypes> task_weight = {1, 1, 1, 1, 1, 1};
 };
+
+// Where the generator puts a room's desk lamp (an instance of one of these
+// types, uniformly), and the search prior's order for finding one (desks
+// first; an order chosen by hand, not counted from the real games).
+struct LampSpot {
+  const char* type;
+  double prior;
+};
+inline constexpr LampSpot kLampSpots[] = {{"desk", 3}, {"sidetable", 2}, {"dresser", 1}};
 
 const std::vector<RoomDef>& agentrl_rooms();
 const std::vector<RoomDef>& alfworld_rooms();
 
 // How often ALFWorld's real games put an object of `object_type` in a
 // receptacle of `recep_type` (the fitted tables' placement weights summed
-// over room types; desk lamps: desks, side tables, dressers); 0 when never.
+// over room types; desk lamps: kLampSpots' priors); 0 when never.
 // The prior of the searching expert (alfworld.expert: prior).
 double placement_weight(const std::string& object_type, const std::string& recep_type);
 

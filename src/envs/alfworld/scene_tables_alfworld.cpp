@@ -1,8 +1,9 @@
 // Room tables fitted to ALFWorld's real evaluation games (the 274 games of
 // json_2.1.1 valid_seen + valid_unseen; room type from the ALFRED floor plan
 // number: 1-30 kitchen, 201-230 living room, 301-330 bedroom, 401-430
-// bathroom). Counted on 2026-12-05 with the statistics test
-// (tests/envs/alfworld_scene_stats_test.cpp):
+// bathroom). Counted on 2026-12-05 by a temporary print in the statistics
+// test (tests/envs/alfworld_scene_stats_test.cpp, which now checks the
+// scenes these tables draw against the real games):
 //   receptacles: mean instances per room of each type -> a range with about
 //     that mean, or a presence probability for types most rooms lack;
 //   objects: mean instances per room -> skip = 1 - mean / 2 (instances 1-3
@@ -168,10 +169,8 @@ double placement_weight(const std::string& object_type, const std::string& recep
     for (const RoomDef& room : alfworld_rooms())
       for (const ObjDef& od : room.objects)
         for (size_t k = 0; k < od.receptacles.size(); ++k) t[{od.type, od.receptacles[k]}] += od.weights[k];
-    // Lamps are placed by the generator itself (desk, side table, dresser).
-    t[{"desklamp", "desk"}] = 3;
-    t[{"desklamp", "sidetable"}] = 2;
-    t[{"desklamp", "dresser"}] = 1;
+    // Lamps are placed by the generator itself, on kLampSpots.
+    for (const LampSpot& l : kLampSpots) t[{"desklamp", l.type}] = l.prior;
     return t;
   }();
   auto it = table.find({object_type, recep_type});
