@@ -9,7 +9,8 @@
 #   scripts/experiments/alfworld_real.sh --data DIR [--seeds "1 2 3"] [--tag NAME] [key=value ...]
 # DIR is an ALFWorld json_2.1.1 folder (valid_seen/, valid_unseen/), e.g.
 # ../shared/data/alfworld/json_2.1.1 on the development machines. Runs go to
-# runs/seeds/alfworld_real_TAG/seedS, evaluations to seedS/real/. Run it on an
+# runs/seeds/alfworld_real_TAG/seedS, evaluations to its real/seedS_STAGE_SPLIT/
+# (the table's row names; STAGE sft or rl). Run it on an
 # otherwise idle machine: the training wall times are part of the result.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -36,16 +37,16 @@ config=configs/alfworld_real_cpu.yaml
 bin="${AGENTRL:-build/agentrl}"
 scripts/experiments/quickstart_seeds.sh --config "$config" --tag "alfworld_real_$tag" --seeds "$seeds" "${overrides[@]}"
 out="runs/seeds/alfworld_real_$tag"
+mkdir -p "$out/real"
 dirs=()
 for s in $seeds; do
   run="$out/seed$s"
   last="$(ls -d "$run"/checkpoints/step_* | sort | tail -1)"
-  mkdir -p "$run/real"
   for stage in sft rl; do
     ckpt="$run/checkpoints/step_000000"
     [[ "$stage" == rl ]] && ckpt="$last"
     for split in valid_seen valid_unseen; do
-      dir="$run/real/${stage}_${split}"
+      dir="$out/real/seed${s}_${stage}_${split}"
       dirs+=("$dir")
       [[ -f "$dir/metrics.json" ]] && continue
       echo "seed $s: $stage ($ckpt) on real $split"
@@ -57,11 +58,4 @@ for s in $seeds; do
 done
 PY=/usr/bin/python3
 [[ -x "$PY" ]] || PY=python3
-labeled=()
-for d in "${dirs[@]}"; do
-  # rows named seedS_STAGE_SPLIT
-  s="$(basename "$(dirname "$(dirname "$d")")")"
-  ln -sfn "$(cd "$d" && pwd)" "$out/${s}_$(basename "$d")"
-  labeled+=("$out/${s}_$(basename "$d")")
-done
-"$PY" scripts/experiments/alfworld_real_table.py "${labeled[@]}"
+"$PY" scripts/experiments/alfworld_real_table.py "${dirs[@]}"
