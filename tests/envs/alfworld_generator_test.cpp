@@ -159,5 +159,45 @@ TEST(AlfworldGenerator, ImpossibleOptionsAreAConfigError) {
   }
 }
 
+// The tables fitted to the real games (alfworld.scene_tables: alfworld; their
+// statistics: alfworld_scene_stats_test.cpp) keep what the hand-written ones
+// guarantee: every game solvable by the expert, held-out goal combinations
+// in valid_unseen only; and they set look tasks mostly in bedrooms (the real
+// games: 29 of 31).
+TEST(AlfworldGenerator, FittedTablesKeepEveryGameSolvableAndTheSplitsApart) {
+  SceneOptions opt;
+  opt.tables = "alfworld";
+  opt.grammar = "2.1.1";
+  int look_in_bedroom = 0, look_in_livingroom = 0;
+  for (const char* split : {"train", "valid_seen", "valid_unseen"})
+    for (int64_t i = 0; i < 300; ++i) {
+      auto g = generate_game(split, i, 7, opt);
+      EXPECT_GE(run_expert(g), 1) << g->id;
+      if (g->task.type == TaskType::kLook) {
+        look_in_bedroom += g->id.find("/bedroom-") != std::string::npos;
+        look_in_livingroom += g->id.find("/livingroom-") != std::string::npos;
+      }
+      const bool held_out = held_out_combination(g->type_names[g->task.object_type],
+                                                 g->task.type == TaskType::kLook ? "desklamp"
+                                                                                 : g->type_names[g->task.recep_type]);
+      EXPECT_EQ(held_out, std::string(split) == "valid_unseen") << g->id;
+    }
+  EXPECT_GT(look_in_bedroom, 4 * look_in_livingroom);
+}
+
+TEST(AlfworldGenerator, UnknownSceneTablesAreAConfigError) {
+  SceneOptions opt;
+  opt.tables = "alfred";
+  try {
+    generate_game("train", 0, 0, opt);
+    FAIL() << "unknown tables accepted";
+  } catch (const ConfigError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("alfworld.scene_tables"), std::string::npos) << m;
+    EXPECT_NE(m.find("'alfred'"), std::string::npos) << m;
+    EXPECT_NE(m.find("expected agentrl or alfworld"), std::string::npos) << m;
+  }
+}
+
 }  // namespace
 }  // namespace agentrl::envs::alfworld
