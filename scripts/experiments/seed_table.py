@@ -8,6 +8,7 @@ step 0) and after RL (the last evaluation), greedy (eval/success_rate) and
 sampled (eval_sampled/success_rate), the gains, and the run's wall time;
 then mean +- sample std over seeds and on how many seeds RL beat SFT.
 """
+import math
 import pathlib
 import re
 import statistics
@@ -28,7 +29,15 @@ def evals(path):
     return out
 
 
+def pct(x, sign=False):
+    """x as a table cell; "-" where the run has no such evaluation (nan)."""
+    if math.isnan(x):
+        return "-"
+    return f"{x:+.1f}" if sign else f"{x:.1f}%"
+
+
 def mean_std(xs):
+    xs = [x for x in xs if not math.isnan(x)]  # configs without a sampled evaluation
     if not xs:
         return "-"
     if len(xs) == 1:
@@ -61,16 +70,19 @@ def main():
     cols = {k: [] for k in ("sg", "ss", "rg", "rs", "dg", "ds", "w")}
     for seed, sft, rl, last, wall in rows:
         dg, ds = rl["greedy"] - sft["greedy"], rl["sampled"] - sft["sampled"]
-        print(f"| {seed} | {sft['greedy']:.1f}% | {sft['sampled']:.1f}% | {rl['greedy']:.1f}% ({last}) | "
-              f"{rl['sampled']:.1f}% | {dg:+.1f} | {ds:+.1f} | {wall:.1f} |")
+        print(f"| {seed} | {pct(sft['greedy'])} | {pct(sft['sampled'])} | {pct(rl['greedy'])} ({last}) | "
+              f"{pct(rl['sampled'])} | {pct(dg, True)} | {pct(ds, True)} | {wall:.1f} |")
         for k, v in zip(cols, (sft["greedy"], sft["sampled"], rl["greedy"], rl["sampled"], dg, ds, wall)):
             cols[k].append(v)
     print(f"| mean ± std | {mean_std(cols['sg'])} | {mean_std(cols['ss'])} | {mean_std(cols['rg'])} | "
           f"{mean_std(cols['rs'])} | {mean_std(cols['dg'])} | {mean_std(cols['ds'])} | {mean_std(cols['w'])} |")
     n = len(rows)
+    greedy = f"greedy on {sum(g > 0 for g in cols['dg'])} of {n} seeds"
+    if any(math.isnan(s) for s in cols["ds"]):
+        print(f"\nRL above SFT: {greedy} (no sampled evaluation in every run).")
+        return
     both = sum(1 for g, s in zip(cols["dg"], cols["ds"]) if g > 0 and s > 0)
-    print(f"\nRL above SFT: greedy on {sum(g > 0 for g in cols['dg'])} of {n} seeds, sampled on "
-          f"{sum(s > 0 for s in cols['ds'])} of {n}, both on {both} of {n}.")
+    print(f"\nRL above SFT: {greedy}, sampled on {sum(s > 0 for s in cols['ds'])} of {n}, both on {both} of {n}.")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""Where an ALFWorld policy goes wrong: its invalid actions by kind, from
+`agentrl eval` trajectories.
+
+    alfworld_failures.py EVAL_DIR...
+
+Each EVAL_DIR holds the trajectories.jsonl that `agentrl eval --out EVAL_DIR`
+wrote (window or full context, built-in or real games). Every invalid turn
+(the env answered "Nothing happens.") falls in exactly one kind, checked in
+this order:
+  unterminated   the response never closed its action tag (it ran to
+                 rollout.max_new_tokens, usually repeating a phrase)
+  go: here       "go to X" while standing at X
+  go: absent     "go to X" where the room has no X
+  take: unseen   "take O from R" where the current observation does not
+                 name O (a wrong instance number or an object elsewhere)
+  take: away     "take O from R" where R is not the place the agent stands at
+  other          any other command the env refused
+and every lost episode is marked "stuck" when its last 10 actions are at most
+2 distinct commands. The place the agent stands at is followed through its
+accepted "go to" commands; the room's receptacles come from the first
+observation. Prints one markdown row per directory.
+"""
+import json
+import re
+import sys
+from collections import Counter
+from pathlib import Path
+
+KINDS = ["unterminated", "go: here", "go: absent", "take: unseen", "take: away", "other"]
+
+
+def room_receptacles(first_observation):
+    room = first_observation.split("Your task is to:")[0]
+    return set(re.findall(r"\ban? ([a-z]+ \d+)", room))
+
+
+def invalid_kind(turn, here, receptacles):
+    action = turn["action"]
+    if "</action>" not in turn.get("response", "</action>"):
+        return "unterminated"
+    if action.startswith("go to "):
+        target = action[len("go to "):]
+        if target == here:
+            return "go: here"
+        if target not in receptacles:
+            return "go: absent"
+        return "other"
+    m = re.match(r"take (.+) from (.+)$", action)
+    if m:
+        if m.group(1) not in turn["observation_before"]:
+            return "take: unseen"
+        if m.group(2) != here:
+            return "take: away"
+    return "other"
+
+
+def analyse(path):
+    kinds, turns, lost, stuck, won_steps = Counter(), 0, 0, 0, []
+    with open(path) as f:
+        for line in f:
+            ep = json.loads(line)
+            ts = ep["turns"]
+            if not ts:
+                continue
+            receptacles, here = room_receptacles(ts[0]["observation_before"]), None
+            for t in ts:
+                turns += 1
+                if t["invalid_action"]:
+                    kinds[invalid_kind(t, here, receptacles)] += 1
+                elif t["action"].startswith("go to "):
+                    here = t["action"][len("go to "):]
+            if ep["success"]:
+                won_steps.append(len(ts))
+            else:
+                lost += 1
+                stuck += len({t["action"] for t in ts[-10:]}) <= 2 and len(ts) >= 10
+    return kinds, turns, lost, stuck, won_steps
+
+
+def main(dirs):
+    if not dirs:
+        sys.exit(__doc__)
+    print("| run | turns | invalid | " + " | ".join(KINDS) + " | lost | stuck | steps to win |")
+    print("|---|" + "---|" * (len(KINDS) + 5))
+    for d in dirs:
+        path = Path(d) / "trajectories.jsonl"
+        try:
+            kinds, turns, lost, stuck, won = analyse(path)
+        except (OSError, json.JSONDecodeError, KeyError) as e:
+            sys.exit(f"alfworld_failures: {path}: {e}")
+        invalid = sum(kinds.values())
+        share = lambda n, of: f"{n / of:.2f}" if of else "-"
+        row = [Path(d).name, str(turns), share(invalid, turns)] + [share(kinds[k], invalid) for k in KINDS]
+        row += [str(lost), share(stuck, lost), f"{sum(won) / len(won):.1f}" if won else "-"]
+        print("| " + " | ".join(row) + " |")
+    print("\ninvalid: share of turns; kinds: share of the invalid turns; stuck: share of the lost episodes")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
