@@ -135,6 +135,24 @@ torch::Tensor decode_attention(const torch::Tensor& q, const torch::Tensor& k_ca
   return out.reshape({B, Hq, D});
 }
 
+torch::Tensor chunk_attention(const torch::Tensor& q, const torch::Tensor& k_cache, const torch::Tensor& v_cache,
+                              const torch::Tensor& slots, const torch::Tensor& hidden) {
+  const int64_t S = q.size(0), Q = q.size(1), Hq = q.size(2), D = q.size(3);
+  const int64_t Hkv = k_cache.size(1), G = Hq / Hkv, L = hidden.size(2);
+  auto k = k_cache.narrow(2, 0, L).index({slots});  // [S, Hkv, L, D]
+  auto v = v_cache.narrow(2, 0, L).index({slots});
+  // Keys no query of a chunk sees may be unwritten (even NaN): zeroed, so
+  // that their -inf-biased scores and zero weights add exactly nothing.
+  auto unseen = hidden.all(1).view({S, 1, L, 1});
+  k.masked_fill_(unseen, 0);
+  v.masked_fill_(unseen, 0);
+  // [S, Q, Hq, D] -> [S, Hkv, G*Q, D] (g-major rows, as attend_block wants):
+  // the same kernel as the trainer's forward, so both round alike.
+  auto qb = q.view({S, Q, Hkv, G, D}).permute({0, 2, 3, 1, 4}).reshape({S, Hkv, G * Q, D});
+  auto out = attend_block(qb, k, v, hidden.logical_not(), G);  // [S, Hkv, G, Q, D]
+  return out.permute({0, 3, 1, 2, 4}).reshape({S, Q, Hq, D});
+}
+
 AttentionImpl::AttentionImpl(const ModelArgs& args)
     : num_heads(args.num_attention_heads),
       num_kv_heads(args.num_key_value_heads),

@@ -298,68 +298,150 @@ namespace {
 // The decode segments (one new token each) of a cached step, gathered once
 // for all layers: they are attended to as one batch (decode_attention).
 struct DecodeBatch {
-  torch::Tensor rows, slots, positions, hidden;  // int64 [B] x3, bool [B, max_len]; on the model's device
-  bool all = false;                              // every segment decodes (rows are 0..N-1)
+  torch::Tensor rows, slots, hidden;  // int64 [B] x2, bool [B, max_len]; on the model's device
+  bool all = false;                   // every segment decodes (rows are 0..N-1)
   bool empty() const { return !rows.defined(); }
 };
 
-DecodeBatch decode_batch(const std::vector<CacheSegment>& segments, const torch::Device& dev) {
+// Prefill chunks of a cached step attended as one padded batch
+// (chunk_attention): every chunk's queries padded to the longest one.
+struct ChunkBatch {
+  torch::Tensor slots;   // int64 [S]
+  torch::Tensor gather;  // int64 [S * qmax]: the packed row behind each padded query (pads repeat the last)
+  torch::Tensor hidden;  // bool [S, qmax, L]
+  torch::Tensor real;    // int64 [n]: the padded rows that are real queries...
+  torch::Tensor rows;    // int64 [n]: ...and their packed rows
+  int64_t qmax = 0;
+};
+
+// How the rows of a cached step are attended, worked out once for all
+// layers: decode rows as one batch, prefill chunks in padded batches, a
+// segment that would be alone in its batch in place (the gather, scatter
+// and mask of a batch cost more than they save for one sequence).
+struct StepPlan {
+  torch::Tensor slots, positions;  // int64 [N]: where each row's new key and value go
+  DecodeBatch dec;
+  std::vector<ChunkBatch> chunks;
+  std::vector<size_t> alone;      // segments attended one by one...
+  std::vector<int64_t> offsets;   // ...and the packed row of each segment's first token
+};
+
+torch::Tensor to_device(const std::vector<int64_t>& v, const torch::Device& dev) {
+  return torch::tensor(v, torch::TensorOptions().dtype(torch::kInt64)).to(dev);
+}
+
+DecodeBatch decode_batch(const std::vector<CacheSegment>& segments, const std::vector<size_t>& which,
+                         const std::vector<int64_t>& offsets, const torch::Device& dev) {
   std::vector<int64_t> rows, slots, positions;
-  int64_t row = 0, max_len = 0;
-  for (const auto& s : segments) {
-    if (s.length == 1) {
-      rows.push_back(row);
-      slots.push_back(s.slot);
-      positions.push_back(s.start);
-      max_len = std::max(max_len, s.start + 1);
-    }
-    row += s.length;
+  int64_t max_len = 0;
+  for (size_t i : which) {
+    rows.push_back(offsets[i]);
+    slots.push_back(segments[i].slot);
+    positions.push_back(segments[i].start);
+    max_len = std::max(max_len, segments[i].start + 1);
   }
-  // A lone decode row reads its slot in place (the per-segment path): the
-  // gather, scatter and mask of the batch cost more than they save there.
   DecodeBatch d;
-  if (rows.size() < 2) return d;
-  const auto i64 = torch::TensorOptions().dtype(torch::kInt64);
-  d.all = rows.size() == segments.size();
-  d.rows = torch::tensor(rows, i64).to(dev);
-  d.slots = torch::tensor(slots, i64).to(dev);
-  d.positions = torch::tensor(positions, i64).to(dev);
+  d.all = which.size() == segments.size();
+  d.rows = to_device(rows, dev);
+  d.slots = to_device(slots, dev);
   // Key j of row b is hidden when j > positions[b].
+  const auto i64 = torch::TensorOptions().dtype(torch::kInt64);
   d.hidden = torch::arange(max_len, i64).unsqueeze(0).gt(torch::tensor(positions, i64).unsqueeze(1)).to(dev);
   return d;
 }
 
+ChunkBatch chunk_batch(const std::vector<CacheSegment>& segments, const std::vector<size_t>& which,
+                       const std::vector<int64_t>& offsets, const torch::Device& dev) {
+  int64_t qmax = 0, L = 0;
+  for (size_t i : which) qmax = std::max(qmax, segments[i].length), L = std::max(L, segments[i].start + segments[i].length);
+  std::vector<int64_t> slots, gather, seen, real, rows;  // seen[s*qmax+i]: the last key query i of chunk s sees
+  for (size_t c = 0; c < which.size(); ++c) {
+    const auto& s = segments[which[c]];
+    slots.push_back(s.slot);
+    for (int64_t i = 0; i < qmax; ++i) {
+      const int64_t r = std::min(i, s.length - 1);  // a pad acts as the chunk's last query
+      gather.push_back(offsets[which[c]] + r);
+      seen.push_back(s.start + r);
+      if (i < s.length) real.push_back(static_cast<int64_t>(c) * qmax + i), rows.push_back(offsets[which[c]] + i);
+    }
+  }
+  const auto i64 = torch::TensorOptions().dtype(torch::kInt64);
+  const auto S = static_cast<int64_t>(which.size());
+  ChunkBatch b;
+  b.qmax = qmax;
+  b.slots = to_device(slots, dev);
+  b.gather = to_device(gather, dev);
+  b.hidden = torch::arange(L, i64).view({1, 1, L}).gt(torch::tensor(seen, i64).view({S, qmax, 1})).to(dev);
+  b.real = to_device(real, dev);
+  b.rows = to_device(rows, dev);
+  return b;
+}
+
+// Chunks go into padded batches in step order while the batch's score
+// tensor (chunks x Hq x qmax x L) stays under kChunkScores elements.
+StepPlan step_plan(const std::vector<CacheSegment>& segments, int64_t num_heads, const torch::Device& dev) {
+  constexpr int64_t kChunkScores = int64_t{1} << 24;
+  StepPlan p;
+  std::vector<int64_t> slots, positions;
+  std::vector<size_t> decode;
+  std::vector<std::vector<size_t>> groups(1);
+  int64_t qmax = 0, L = 0;
+  for (size_t i = 0; i < segments.size(); ++i) {
+    const auto& s = segments[i];
+    p.offsets.push_back(static_cast<int64_t>(slots.size()));
+    for (int64_t j = 0; j < s.length; ++j) slots.push_back(s.slot), positions.push_back(s.start + j);
+    if (s.length == 1) {
+      decode.push_back(i);
+      continue;
+    }
+    const int64_t q2 = std::max(qmax, s.length), L2 = std::max(L, s.start + s.length);
+    if (!groups.back().empty() && static_cast<int64_t>(groups.back().size() + 1) * num_heads * q2 * L2 > kChunkScores) {
+      groups.emplace_back();
+      qmax = s.length, L = s.start + s.length;
+    } else {
+      qmax = q2, L = L2;
+    }
+    groups.back().push_back(i);
+  }
+  p.slots = to_device(slots, dev);
+  p.positions = to_device(positions, dev);
+  if (decode.size() >= 2) p.dec = decode_batch(segments, decode, p.offsets, dev);
+  else p.alone = decode;
+  for (const auto& g : groups) {
+    if (g.size() >= 2) p.chunks.push_back(chunk_batch(segments, g, p.offsets, dev));
+    else p.alone.insert(p.alone.end(), g.begin(), g.end());
+  }
+  return p;
+}
+
 // One layer's attention of a cached step: the new keys and values go into
-// the cache, decode rows attend as one batch (two or more of them), prefill
-// chunks and a lone decode row one by one.
+// the cache, then the rows attend as the plan says.
 // q [N, Hq, D], k/v [N, Hkv, D] -> [N, Hq * D].
 torch::Tensor cached_step_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
                                     torch::Tensor& K, torch::Tensor& V, const std::vector<CacheSegment>& segments,
-                                    const DecodeBatch& dec) {
+                                    const StepPlan& plan) {
   using torch::indexing::Slice;
-  const int64_t N = q.size(0), width = q.size(1) * q.size(2);
-  torch::Tensor decoded;
-  if (!dec.empty()) {
-    auto qd = dec.all ? q : q.index_select(0, dec.rows);
-    K.index_put_({dec.slots, Slice(), dec.positions}, dec.all ? k : k.index_select(0, dec.rows));
-    V.index_put_({dec.slots, Slice(), dec.positions}, dec.all ? v : v.index_select(0, dec.rows));
-    decoded = decode_attention(qd, K, V, dec.slots, dec.hidden).reshape({qd.size(0), width});
-    if (dec.all) return decoded;
-  }
+  const int64_t N = q.size(0), Hq = q.size(1), D = q.size(2), width = Hq * D;
+  K.index_put_({plan.slots, Slice(), plan.positions}, k);
+  V.index_put_({plan.slots, Slice(), plan.positions}, v);
+  const auto& dec = plan.dec;
+  if (dec.all) return decode_attention(q, K, V, dec.slots, dec.hidden).reshape({N, width});
   auto out = torch::empty({N, width}, q.options());
-  if (decoded.defined()) out.index_copy_(0, dec.rows, decoded);
-  int64_t off = 0;
-  for (const auto& s : segments) {
-    if (s.length > 1 || dec.empty()) {
-      auto kslot = K.select(0, s.slot), vslot = V.select(0, s.slot);  // [Hkv,cap,D]
-      kslot.narrow(1, s.start, s.length).copy_(k.narrow(0, off, s.length).transpose(0, 1));
-      vslot.narrow(1, s.start, s.length).copy_(v.narrow(0, off, s.length).transpose(0, 1));
-      const int64_t L = s.start + s.length;
-      auto o = cached_attention(q.narrow(0, off, s.length).transpose(0, 1).contiguous(), kslot.narrow(1, 0, L),
-                                vslot.narrow(1, 0, L));  // [Hq,len,D]
-      out.narrow(0, off, s.length).copy_(o.transpose(0, 1).reshape({s.length, width}));
-    }
-    off += s.length;
+  if (!dec.empty()) {
+    auto qd = q.index_select(0, dec.rows);
+    out.index_copy_(0, dec.rows, decode_attention(qd, K, V, dec.slots, dec.hidden).reshape({qd.size(0), width}));
+  }
+  for (const auto& c : plan.chunks) {
+    const int64_t S = c.slots.size(0);
+    auto o = chunk_attention(q.index_select(0, c.gather).view({S, c.qmax, Hq, D}), K, V, c.slots, c.hidden);
+    out.index_copy_(0, c.rows, o.reshape({S * c.qmax, width}).index_select(0, c.real));
+  }
+  for (size_t i : plan.alone) {
+    const auto& s = segments[i];
+    const int64_t off = plan.offsets[i], L = s.start + s.length;
+    auto o = cached_attention(q.narrow(0, off, s.length).transpose(0, 1).contiguous(),
+                              K.select(0, s.slot).narrow(1, 0, L), V.select(0, s.slot).narrow(1, 0, L));  // [Hq,len,D]
+    out.narrow(0, off, s.length).copy_(o.transpose(0, 1).reshape({s.length, width}));
   }
   return out;
 }
@@ -384,18 +466,18 @@ torch::Tensor TransformerLMImpl::forward_cached(const torch::Tensor& tokens, con
   auto inv = dt == torch::kFloat64 ? rope_inv_freq(args_, effective_head_dim(args_), torch::kFloat64).to(dev) : inv_freq_;
   auto [cos, sin] = rope_cos_sin(pos_t, inv, dt);  // [N,D]
   auto h = torch::embedding(model->embed_tokens->weight, tokens.to(dev, torch::kInt64));  // [N,H]
-  const DecodeBatch dec = decode_batch(segments, dev);
+  const StepPlan plan = step_plan(segments, args_.num_attention_heads, dev);
   for (size_t l = 0; l < model->layers.size(); ++l) {
     auto& layer = model->layers[l];
     auto& attn = layer->self_attn;
     torch::Tensor q, k, v;
     attn->project(layer->input_layernorm(h), cos, sin, q, k, v);  // [N,heads,D]
     auto attn_rows = cached_step_attention(q, k, v, cache.keys(static_cast<int64_t>(l)),
-                                           cache.values(static_cast<int64_t>(l)), segments, dec);
+                                           cache.values(static_cast<int64_t>(l)), segments, plan);
     h = h + attn->o_proj(attn_rows);
     h = h + layer->mlp(layer->post_attention_layernorm(h));
   }
-  if (dec.all) return model->norm(h);  // every row is its segment's last
+  if (plan.dec.all) return model->norm(h);  // every row is its segment's last
   auto last = torch::tensor(last_rows, torch::TensorOptions().dtype(torch::kInt64)).to(dev);
   return model->norm(h.index_select(0, last));
 }

@@ -12,6 +12,11 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <string>
 
 #include "agentrl/rollout/generation_engine.h"
 #include "bench_models.h"
@@ -116,22 +121,72 @@ BENCHMARK(BM_DecodeMatmulFloor)->UseRealTime()->Args({0, 1})->Args({1, 1})->Args
 // not the ones an op makes inside its kernel, e.g. the CPU bmm's per-matrix
 // loop) and all calls, counted by a RecordFunction observer over a run of 3
 // new tokens minus a run of 2 (same prefill), on the tiny config.
+// With AGENTRL_BENCH_OP_NAMES=1 the top-level ops of the step are also
+// printed by name (to stderr), to see which ones a step spends.
 std::atomic<int64_t> g_ops{0}, g_top_ops{0};
 thread_local int g_depth = 0;
+std::mutex g_names_mu;
+std::map<std::string, int64_t> g_names;
+std::map<std::string, double> g_seconds;  // time inside each top-level op, by name
 
-std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction&) {
+struct OpStart : at::ObserverContext {
+  double t = 0;
+};
+
+std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction& fn) {
   ++g_ops;
-  if (g_depth++ == 0) ++g_top_ops;
+  if (g_depth++ == 0) {
+    ++g_top_ops;
+    std::lock_guard<std::mutex> g(g_names_mu);
+    ++g_names[fn.name()];
+    auto c = std::make_unique<OpStart>();
+    c->t = now_s();
+    return c;
+  }
   return nullptr;
 }
-void on_op_end(const at::RecordFunction&, at::ObserverContext*) { --g_depth; }
+void on_op_end(const at::RecordFunction& fn, at::ObserverContext* c) {
+  --g_depth;
+  if (c) {
+    std::lock_guard<std::mutex> g(g_names_mu);
+    g_seconds[fn.name()] += now_s() - static_cast<OpStart*>(c)->t;
+  }
+}
+
+// Per decode step: top-level ops by name with their count and time, from a
+// run of 2 + kSteps new tokens minus a run of 2 (same prefill), and the
+// step's wall time; what is not inside ops is the engine's own host work.
+void print_step_profile(rollout::GenerationEngine& e, int64_t B, int64_t vocab) {
+  constexpr int64_t kSteps = 16;
+  std::map<std::string, int64_t> n[2];
+  std::map<std::string, double> sec[2];
+  double wall[2];
+  for (int run = 0; run < 2; ++run) {
+    g_names.clear();
+    g_seconds.clear();
+    const double t0 = now_s();
+    e.generate_batch(requests(B, run == 0 ? 2 : 2 + kSteps, vocab));
+    wall[run] = now_s() - t0;
+    n[run].swap(g_names);
+    sec[run].swap(g_seconds);
+  }
+  double in_ops = 0;
+  for (const auto& [name, count] : n[1]) {
+    const double us = 1e6 * (sec[1][name] - sec[0][name]) / kSteps;
+    in_ops += us;
+    std::fprintf(stderr, "batch %ld: %6.1f %8.1f us %s\n", static_cast<long>(B),
+                 static_cast<double>(count - n[0][name]) / kSteps, us, name.c_str());
+  }
+  std::fprintf(stderr, "batch %ld: step %.1f us, inside top-level ops %.1f us\n", static_cast<long>(B),
+               1e6 * (wall[1] - wall[0]) / kSteps, in_ops);
+}
 
 void BM_DecodeStepOps(benchmark::State& state) {
   const int64_t B = state.range(0);
   auto& m = model_for(0);
   rollout::EngineOptions o;
   o.max_batch_size = B;
-  o.max_seq_len = kPrompt + 4;
+  o.max_seq_len = kPrompt + 20;  // room for print_step_profile's 18 tokens
   o.kv_budget_tokens = B * o.max_seq_len;
   o.prefill_chunk_tokens = B * kPrompt;
   rollout::GenerationEngine e(m, nullptr, o, {-1});
@@ -146,6 +201,8 @@ void BM_DecodeStepOps(benchmark::State& state) {
     all = g_ops.load() - all2;
     top = g_top_ops.load() - top2;
   }
+  const char* dump = std::getenv("AGENTRL_BENCH_OP_NAMES");
+  if (dump && std::string(dump) == "1") print_step_profile(e, B, m->args().vocab_size);
   at::removeCallback(handle);
   state.counters["top_level_ops"] = static_cast<double>(top);
   state.counters["all_ops"] = static_cast<double>(all);

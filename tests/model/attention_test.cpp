@@ -192,3 +192,35 @@ TEST(GroupedAttention, DecodeAttentionOfABatchEqualsEachSlotAloneWhateverTheUnwr
     EXPECT_LT(max_abs_diff(got[b], alone.squeeze(1)), 1e-12) << "row " << b;
   }
 }
+
+TEST(GroupedAttention, ChunkAttentionOfPaddedChunksEqualsEachChunkAloneWhateverTheUnwrittenCacheHolds) {
+  torch::manual_seed(6);
+  const int64_t S = 5, Hq = 6, Hkv = 2, cap = 16, D = 8;
+  auto K = torch::full({S, Hkv, cap, D}, std::numeric_limits<double>::quiet_NaN(), torch::kFloat64);
+  auto V = torch::full({S, Hkv, cap, D}, std::numeric_limits<double>::infinity(), torch::kFloat64);
+  // Three chunks: 4 new tokens after 3 cached, 2 new from scratch, 6 new after 9 cached.
+  const std::vector<int64_t> slots = {2, 4, 0}, starts = {3, 0, 9}, lens = {4, 2, 6};
+  const int64_t C = 3, qmax = 6, L = 15;
+  for (int64_t c = 0; c < C; ++c) {
+    const int64_t n = starts[c] + lens[c];
+    K[slots[c]].narrow(1, 0, n).copy_(torch::randn({Hkv, n, D}, torch::kFloat64));
+    V[slots[c]].narrow(1, 0, n).copy_(torch::randn({Hkv, n, D}, torch::kFloat64));
+  }
+  auto q = torch::randn({C, qmax, Hq, D}, torch::kFloat64);
+  auto hidden = torch::ones({C, qmax, L}, torch::kBool);
+  for (int64_t c = 0; c < C; ++c) {
+    for (int64_t i = 0; i < qmax; ++i) {
+      const int64_t last = starts[c] + std::min(i, lens[c] - 1);  // pads see what the last query sees
+      hidden[c][i].narrow(0, 0, last + 1).fill_(false);
+    }
+  }
+  auto got = chunk_attention(q, K, V, torch::tensor(slots, torch::kInt64), hidden);
+  ASSERT_EQ(got.sizes(), (std::vector<int64_t>{C, qmax, Hq, D}));
+  EXPECT_FALSE(got.isnan().any().item<bool>());
+  for (int64_t c = 0; c < C; ++c) {
+    const int64_t n = starts[c] + lens[c];
+    auto alone = cached_attention(q[c].narrow(0, 0, lens[c]).transpose(0, 1).contiguous(),
+                                  K[slots[c]].narrow(1, 0, n), V[slots[c]].narrow(1, 0, n));  // [Hq, len, D]
+    EXPECT_LT(max_abs_diff(got[c].narrow(0, 0, lens[c]), alone.transpose(0, 1)), 1e-12) << "chunk " << c;
+  }
+}

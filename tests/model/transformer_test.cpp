@@ -197,6 +197,28 @@ TEST(TransformerLM, RaggedCachedStepEqualsEachSequenceAlone) {
   EXPECT_LT(max_abs_diff(h[1], hy[0]), 1e-5);
 }
 
+TEST(TransformerLM, MixedStepOfDecodeRowsAndPrefillChunksEqualsEachSequenceAlone) {
+  auto a = tiny_args();
+  auto m = tiny_model(a);
+  torch::NoGradGuard g;
+  // Sequences of 6, 8, 7 and 6 tokens; before the step the cache holds 5, 7, 3 and 0 of them,
+  // so the step has two decode rows (batched) and two prefill chunks (one padded batch).
+  const std::vector<int64_t> total = {6, 8, 7, 6}, cached = {5, 7, 3, 0}, slot = {3, 0, 2, 1};
+  KvCache alone(a, 1, 16, torch::kFloat32, torch::kCPU), both(a, 4, 16, torch::kFloat32, torch::kCPU);
+  std::vector<torch::Tensor> seqs, want, feed;
+  std::vector<CacheSegment> step;
+  for (size_t i = 0; i < total.size(); ++i) {
+    seqs.push_back(random_ids(1, total[i], a.vocab_size, 20 + static_cast<int>(i))[0]);
+    want.push_back(m->forward_cached(seqs[i], {{0, 0, total[i]}}, alone)[0]);
+    if (cached[i] > 0) m->forward_cached(seqs[i].narrow(0, 0, cached[i]), {{slot[i], 0, cached[i]}}, both);
+    feed.push_back(seqs[i].narrow(0, cached[i], total[i] - cached[i]));
+    step.push_back({slot[i], cached[i], total[i] - cached[i]});
+  }
+  auto h = m->forward_cached(torch::cat(feed), step, both);
+  ASSERT_EQ(h.size(0), 4);
+  for (size_t i = 0; i < total.size(); ++i) EXPECT_LT(max_abs_diff(h[i], want[i]), 1e-5) << "sequence " << i;
+}
+
 TEST(TransformerLM, LeftAndRightPaddedBatchEqualsUnbatched) {
   auto a = tiny_args();
   auto m = tiny_model(a);

@@ -51,6 +51,19 @@ torch::Tensor cached_attention(const torch::Tensor& q, const torch::Tensor& k, c
 torch::Tensor decode_attention(const torch::Tensor& q, const torch::Tensor& k_cache, const torch::Tensor& v_cache,
                                const torch::Tensor& slots, const torch::Tensor& hidden);
 
+// Attention of S chunks of queries (a step's prefill chunks), each against
+// the first keys of its own cache slot, as one batched computation.
+//   q: [S, Qmax, Hq, D], chunks padded to the longest (pad rows may hold any
+//   finite values; their outputs are to be dropped); k_cache/v_cache: a
+//   layer's cache [slots, Hkv, cap, D]; slots: int64 [S] (q's device);
+//   hidden: bool [S, Qmax, L], true where query i of chunk s may not see key
+//   j; every row must see at least one key. Keys hidden from every query of
+//   a chunk may be unwritten (any value, NaN included): they add nothing.
+// Returns [S, Qmax, Hq, D]; the rows of a real chunk equal cached_attention
+// of that chunk against its slot's keys (up to float rounding).
+torch::Tensor chunk_attention(const torch::Tensor& q, const torch::Tensor& k_cache, const torch::Tensor& v_cache,
+                              const torch::Tensor& slots, const torch::Tensor& hidden);
+
 class AttentionImpl : public torch::nn::Module {
  public:
   explicit AttentionImpl(const ModelArgs& args);
