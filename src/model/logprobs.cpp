@@ -27,6 +27,34 @@ ChunkStats chunk_stats(const torch::Tensor& h, const torch::Tensor& w) {
   return {logp, p, ent};
 }
 
+// Gradient of the loss with respect to one block's logits z = h w^T, given
+// the gradients g_lp [c] of the log-probs of `targets` and g_ent [c] of the
+// entropies (either undefined when not in the loss). Without an entropy
+// gradient only the softmax is needed: one op fewer over the [c, V] block
+// and no log-softmax kept.
+torch::Tensor chunk_logit_grad(const torch::Tensor& h, const torch::Tensor& w, const torch::Tensor& targets,
+                               const torch::Tensor& g_lp, const torch::Tensor& g_ent) {
+  const auto cd = w.scalar_type();
+  auto z = torch::nn::functional::linear(h.to(cd), w);
+  torch::Tensor gz;
+  if (!g_ent.defined()) {
+    auto p = torch::softmax(z, -1);
+    if (!g_lp.defined()) return p.zero_();
+    auto g = g_lp.to(cd).unsqueeze(1);
+    gz = p.mul_(g.neg());  // -p g, in place over the softmax
+    return gz.scatter_add_(1, targets.unsqueeze(1), g);
+  }
+  auto logp = torch::log_softmax(z, -1);
+  auto p = logp.exp();
+  auto ent = -(p * logp).sum(-1, /*keepdim=*/true);
+  gz = p * (logp + ent).mul_(g_ent.to(cd).unsqueeze(1).neg());  // -p (log p + H) g_ent
+  if (g_lp.defined()) {
+    auto g = g_lp.to(cd).unsqueeze(1);
+    gz.sub_(p * g).scatter_add_(1, targets.unsqueeze(1), g);
+  }
+  return gz;
+}
+
 // Forward: logprob/entropy/prob_sq per row, one [chunk, V] block at a time.
 // Backward recomputes each block and applies the closed-form gradients of the
 // log-softmax (Bishop 2006, eq. 4.106-style) — with z the logits:
@@ -66,25 +94,21 @@ struct ChunkedStatsFn : public torch::autograd::Function<ChunkedStatsFn> {
     const auto& g_ent = grads[1];
     const int64_t N = hidden.size(0);
     const auto cd = compute_dtype(hidden);
-    auto grad_h = torch::zeros_like(hidden);
-    auto grad_w = weight.requires_grad() ? torch::zeros(weight.sizes(), weight.options().dtype(cd)) : torch::Tensor();
+    auto grad_h = torch::empty_like(hidden);
+    torch::Tensor grad_w;  // the first chunk's product, then accumulated in place (no [V,H] zeros, no temporaries)
     const auto w = weight.to(cd);
     for (int64_t s = 0; s < N; s += chunk) {
       const int64_t c = std::min(chunk, N - s);
       auto h = hidden.narrow(0, s, c);
-      auto st = chunk_stats(h, w);
-      auto gz = torch::zeros_like(st.p);
-      if (g_lp.defined()) {
-        auto g = g_lp.narrow(0, s, c).to(cd).unsqueeze(1);
-        gz = -st.p * g;
-        gz.scatter_add_(1, targets.narrow(0, s, c).unsqueeze(1), g);
-      }
-      if (g_ent.defined()) {
-        auto g = g_ent.narrow(0, s, c).to(cd).unsqueeze(1);
-        gz = gz - st.p * (st.logp + st.ent.unsqueeze(1)) * g;
-      }
+      auto gz = chunk_logit_grad(h, w, targets.narrow(0, s, c), g_lp.defined() ? g_lp.narrow(0, s, c) : g_lp,
+                                 g_ent.defined() ? g_ent.narrow(0, s, c) : g_ent);
       grad_h.narrow(0, s, c).copy_(torch::matmul(gz, w));  // fp32 product, rounded once into grad_h's dtype
-      if (grad_w.defined()) grad_w.add_(torch::matmul(gz.transpose(0, 1), h.to(cd)));
+      if (!weight.requires_grad()) continue;
+      if (grad_w.defined()) {
+        grad_w.addmm_(gz.transpose(0, 1), h.to(cd));
+      } else {
+        grad_w = torch::matmul(gz.transpose(0, 1), h.to(cd));
+      }
     }
     return {grad_h, grad_w.defined() ? grad_w.to(weight.scalar_type()) : torch::Tensor(), torch::Tensor(),
             torch::Tensor(), torch::Tensor()};

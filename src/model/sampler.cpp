@@ -20,7 +20,7 @@ void validate(const SamplerParams& p) {
 // Candidate ids sorted by descending logit (ties: lower id first), truncated
 // by top-k and then by top-p on the tempered distribution `q` (unnormalised,
 // total mass q_total). Sorting is partial: only as many ids as top-p needs.
-std::vector<int32_t> truncated_candidates(const float* z, int64_t V, const std::vector<double>& q, double q_total,
+std::vector<int32_t> truncated_candidates(const float* z, int64_t V, const double* q, double q_total,
                                           const SamplerParams& p) {
   std::vector<int32_t> ids(static_cast<size_t>(V));
   std::iota(ids.begin(), ids.end(), 0);
@@ -56,11 +56,15 @@ std::vector<int32_t> truncated_candidates(const float* z, int64_t V, const std::
   }
 }
 
-}  // namespace
+// A row's raw distribution statistics (double): max logit and its first id,
+// log-sum-exp and entropy = lse - E_p[z].
+struct RowStats {
+  double max = 0, lse = 0, entropy = 0;
+  int32_t argmax = 0;
+};
 
-SampledToken sample_token(const float* z, int64_t V, const SamplerParams& params, Rng& rng) {
-  validate(params);
-  // Raw distribution statistics in double: lse and entropy = lse - E_p[z].
+// The max and its first id (ties: the lower id), checked finite.
+void row_max(const float* z, int64_t V, RowStats& st) {
   double m = -INFINITY;
   int32_t argmax = 0;
   for (int64_t j = 0; j < V; ++j) {
@@ -70,23 +74,41 @@ SampledToken sample_token(const float* z, int64_t V, const SamplerParams& params
     }
   }
   if (!std::isfinite(m)) throw Error("sampler: non-finite logits (max = " + std::to_string(m) + ")");
+  st.max = m;
+  st.argmax = argmax;
+}
+
+RowStats row_stats(const float* z, int64_t V) {
+  RowStats st;
+  row_max(z, V, st);
   double se = 0, sez = 0;
   for (int64_t j = 0; j < V; ++j) {
-    const double e = std::exp(static_cast<double>(z[j]) - m);
+    const double e = std::exp(static_cast<double>(z[j]) - st.max);
     se += e;
     sez += e * z[j];
   }
-  const double lse = m + std::log(se);
+  st.lse = st.max + std::log(se);
+  st.entropy = st.lse - sez / se;
+  return st;
+}
+
+// The token of one row given its statistics. q: the tempered mass
+// exp((z - max) / temperature) of every id, or null to compute it here
+// (only read when the row samples).
+SampledToken draw(const float* z, int64_t V, const SamplerParams& params, Rng& rng, const RowStats& st,
+                  const double* q) {
   SampledToken out;
-  out.entropy = static_cast<float>(lse - sez / se);
-  int32_t token = argmax;
+  out.entropy = static_cast<float>(st.entropy);
+  int32_t token = st.argmax;
   if (params.temperature > 0) {
-    std::vector<double> q(static_cast<size_t>(V));
-    double total = 0;
-    for (int64_t j = 0; j < V; ++j) {
-      q[j] = std::exp((static_cast<double>(z[j]) - m) / params.temperature);
-      total += q[j];
+    std::vector<double> own;
+    if (!q) {
+      own.resize(static_cast<size_t>(V));
+      for (int64_t j = 0; j < V; ++j) own[j] = std::exp((static_cast<double>(z[j]) - st.max) / params.temperature);
+      q = own.data();
     }
+    double total = 0;
+    for (int64_t j = 0; j < V; ++j) total += q[j];
     const double u = rng.uniform();
     if ((params.top_k > 0 && params.top_k < V) || params.top_p < 1.0) {
       auto ids = truncated_candidates(z, V, q, total, params);
@@ -116,8 +138,20 @@ SampledToken sample_token(const float* z, int64_t V, const SamplerParams& params
     }
   }
   out.token = token;
-  out.logprob = static_cast<float>(static_cast<double>(z[token]) - lse);
+  out.logprob = static_cast<float>(static_cast<double>(z[token]) - st.lse);
   return out;
+}
+
+// Rows at least this wide get their exponentials from ATen's vectorised
+// kernels, all rows at once; narrower ones are cheaper in the scalar loop
+// than the ops' dispatch.
+constexpr int64_t kBatchedStatsVocab = 8192;
+
+}  // namespace
+
+SampledToken sample_token(const float* z, int64_t V, const SamplerParams& params, Rng& rng) {
+  validate(params);
+  return draw(z, V, params, rng, row_stats(z, V), nullptr);
 }
 
 std::vector<SampledToken> sample_rows(const torch::Tensor& logits, const std::vector<SamplerParams>& params,
@@ -126,10 +160,45 @@ std::vector<SampledToken> sample_rows(const torch::Tensor& logits, const std::ve
   const int64_t S = l.size(0), V = l.size(1);
   TORCH_CHECK(static_cast<int64_t>(params.size()) == S && static_cast<int64_t>(rngs.size()) == S,
               "sample_rows: one params/rng per row");
+  for (const auto& p : params) validate(p);
   std::vector<SampledToken> out(static_cast<size_t>(S));
   const float* base = l.data_ptr<float>();
-  at::parallel_for(0, S, 1, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) out[i] = sample_token(base + i * V, V, params[i], *rngs[i]);
+  if (V < kBatchedStatsVocab) {
+    at::parallel_for(0, S, 1, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) out[i] = draw(base + i * V, V, params[i], *rngs[i], row_stats(base + i * V, V), nullptr);
+    });
+    return out;
+  }
+  // Wide rows (a real vocabulary): the exponentials of all rows in a few
+  // vectorised double-precision ops (the scalar std::exp loop cost ~3 ms per
+  // row of 152k ids), the max, argmax and draws on the host.
+  std::vector<RowStats> st(static_cast<size_t>(S));
+  std::vector<double> maxes(static_cast<size_t>(S)), temps(static_cast<size_t>(S));
+  at::parallel_for(0, S, 1, [&](int64_t b, int64_t end) {
+    for (int64_t i = b; i < end; ++i) row_max(base + i * V, V, st[i]);
+  });
+  bool any_sampled = false;
+  for (int64_t i = 0; i < S; ++i) {
+    maxes[i] = st[i].max;
+    temps[i] = params[i].temperature > 0 ? params[i].temperature : 1.0;
+    any_sampled |= params[i].temperature > 0;
+  }
+  const auto f64 = torch::TensorOptions().dtype(torch::kFloat64);
+  auto z = l.to(torch::kFloat64);
+  auto shifted = z - torch::tensor(maxes, f64).unsqueeze(1);
+  auto e = shifted.exp();
+  auto se = e.sum(1), sez = (e * z).sum(1);
+  torch::Tensor q;  // [S, V] tempered masses, for the rows that sample
+  if (any_sampled) q = shifted.div_(torch::tensor(temps, f64).unsqueeze(1)).exp_().contiguous();
+  const double* se_p = se.data_ptr<double>();
+  const double* sez_p = sez.data_ptr<double>();
+  for (int64_t i = 0; i < S; ++i) {
+    st[i].lse = st[i].max + std::log(se_p[i]);
+    st[i].entropy = st[i].lse - sez_p[i] / se_p[i];
+  }
+  const double* q_p = any_sampled ? q.data_ptr<double>() : nullptr;
+  at::parallel_for(0, S, 1, [&](int64_t b, int64_t end) {
+    for (int64_t i = b; i < end; ++i) out[i] = draw(base + i * V, V, params[i], *rngs[i], st[i], q_p ? q_p + i * V : nullptr);
   });
   return out;
 }

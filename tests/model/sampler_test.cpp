@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "agentrl/core/error.h"
@@ -196,4 +197,37 @@ TEST(DeviceSampler, NonFiniteLogitsAndBadParamsAreErrors) {
   EXPECT_THROW(sample_rows_on_device(logits, ps, rngs), agentrl::Error);
   ps[1].top_p = 0;
   EXPECT_THROW(sample_rows_on_device(torch::zeros({2, 10}), ps, rngs), agentrl::ConfigError);
+}
+
+TEST(Sampler, WideRowsSampledTogetherDrawWhatEachRowAloneDraws) {
+  // Rows of a real vocabulary's width take sample_rows' vectorised path;
+  // each must still draw sample_token's token with its log-prob and entropy.
+  torch::manual_seed(11);
+  const int64_t V = 20000;
+  auto logits = torch::randn({5, V}) * 4;
+  logits[4].fill_(-1.5);  // all ties
+  std::vector<SamplerParams> ps(5);
+  ps[0].temperature = 0;
+  ps[1].temperature = 1.0;
+  ps[2].temperature = 0.6, ps[2].top_p = 0.9;
+  ps[3].temperature = 1.3, ps[3].top_k = 50;
+  ps[4].temperature = 0;
+  std::vector<Rng> batch_rngs, solo_rngs;
+  for (int i = 0; i < 5; ++i) batch_rngs.emplace_back(40 + i), solo_rngs.emplace_back(40 + i);
+  std::vector<Rng*> br;
+  for (auto& r : batch_rngs) br.push_back(&r);
+  for (int round = 0; round < 20; ++round) {
+    auto rows = sample_rows(logits, ps, br);
+    for (int64_t i = 0; i < 5; ++i) {
+      auto alone = sample_token(logits[i].contiguous().data_ptr<float>(), V, ps[i], solo_rngs[i]);
+      EXPECT_EQ(rows[i].token, alone.token) << "round " << round << " row " << i;
+      EXPECT_NEAR(rows[i].logprob, alone.logprob, 1e-6) << "round " << round << " row " << i;
+      EXPECT_NEAR(rows[i].entropy, alone.entropy, 1e-6) << "round " << round << " row " << i;
+    }
+  }
+  EXPECT_EQ(sample_rows(logits, ps, br)[4].token, 0);  // ties: the lowest id
+  EXPECT_NEAR(sample_rows(logits, ps, br)[4].entropy, std::log(static_cast<double>(V)), 1e-4);
+  auto bad = logits.clone();
+  bad[2].fill_(-std::numeric_limits<float>::infinity());  // no finite logit
+  EXPECT_THROW(sample_rows(bad, ps, br), agentrl::Error);
 }
