@@ -165,7 +165,9 @@ std::vector<SampledToken> sample_rows(const torch::Tensor& logits, const std::ve
   const float* base = l.data_ptr<float>();
   if (V < kBatchedStatsVocab) {
     at::parallel_for(0, S, 1, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) out[i] = draw(base + i * V, V, params[i], *rngs[i], row_stats(base + i * V, V), nullptr);
+      for (int64_t i = b; i < e; ++i) {
+        out[i] = draw(base + i * V, V, params[i], *rngs[i], row_stats(base + i * V, V), nullptr);
+      }
     });
     return out;
   }
@@ -198,7 +200,9 @@ std::vector<SampledToken> sample_rows(const torch::Tensor& logits, const std::ve
   }
   const double* q_p = any_sampled ? q.data_ptr<double>() : nullptr;
   at::parallel_for(0, S, 1, [&](int64_t b, int64_t end) {
-    for (int64_t i = b; i < end; ++i) out[i] = draw(base + i * V, V, params[i], *rngs[i], st[i], q_p ? q_p + i * V : nullptr);
+    for (int64_t i = b; i < end; ++i) {
+      out[i] = draw(base + i * V, V, params[i], *rngs[i], st[i], q_p ? q_p + i * V : nullptr);
+    }
   });
   return out;
 }

@@ -353,7 +353,10 @@ DecodeBatch decode_batch(const std::vector<CacheSegment>& segments, const std::v
 ChunkBatch chunk_batch(const std::vector<CacheSegment>& segments, const std::vector<size_t>& which,
                        const std::vector<int64_t>& offsets, const torch::Device& dev) {
   int64_t qmax = 0, L = 0;
-  for (size_t i : which) qmax = std::max(qmax, segments[i].length), L = std::max(L, segments[i].start + segments[i].length);
+  for (size_t i : which) {
+    qmax = std::max(qmax, segments[i].length);
+    L = std::max(L, segments[i].start + segments[i].length);
+  }
   std::vector<int64_t> slots, gather, seen, real, rows;  // seen[s*qmax+i]: the last key query i of chunk s sees
   for (size_t c = 0; c < which.size(); ++c) {
     const auto& s = segments[which[c]];
