@@ -35,22 +35,18 @@ ChunkStats chunk_stats(const torch::Tensor& h, const torch::Tensor& w) {
 torch::Tensor chunk_logit_grad(const torch::Tensor& h, const torch::Tensor& w, const torch::Tensor& targets,
                                const torch::Tensor& g_lp, const torch::Tensor& g_ent) {
   const auto cd = w.scalar_type();
-  auto z = torch::nn::functional::linear(h.to(cd), w);
-  torch::Tensor gz;
   if (!g_ent.defined()) {
-    auto p = torch::softmax(z, -1);
+    auto p = torch::softmax(torch::nn::functional::linear(h.to(cd), w), -1);
     if (!g_lp.defined()) return p.zero_();
     auto g = g_lp.to(cd).unsqueeze(1);
-    gz = p.mul_(g.neg());  // -p g, in place over the softmax
+    auto gz = p.mul_(g.neg());  // -p g, in place over the softmax
     return gz.scatter_add_(1, targets.unsqueeze(1), g);
   }
-  auto logp = torch::log_softmax(z, -1);
-  auto p = logp.exp();
-  auto ent = -(p * logp).sum(-1, /*keepdim=*/true);
-  gz = p * (logp + ent).mul_(g_ent.to(cd).unsqueeze(1).neg());  // -p (log p + H) g_ent
+  auto st = chunk_stats(h, w);
+  auto gz = st.p * (st.logp + st.ent.unsqueeze(1)).mul_(g_ent.to(cd).unsqueeze(1).neg());  // -p (log p + H) g_ent
   if (g_lp.defined()) {
     auto g = g_lp.to(cd).unsqueeze(1);
-    gz.sub_(p * g).scatter_add_(1, targets.unsqueeze(1), g);
+    gz.sub_(st.p * g).scatter_add_(1, targets.unsqueeze(1), g);
   }
   return gz;
 }

@@ -125,6 +125,7 @@ BENCHMARK(BM_DecodeMatmulFloor)->UseRealTime()->Args({0, 1})->Args({1, 1})->Args
 // printed by name (to stderr), to see which ones a step spends.
 std::atomic<int64_t> g_ops{0}, g_top_ops{0};
 thread_local int g_depth = 0;
+bool g_profile = false;  // set once before the observer is added: names and times only when asked for
 std::mutex g_names_mu;
 std::map<std::string, int64_t> g_names;
 std::map<std::string, double> g_seconds;  // time inside each top-level op, by name
@@ -137,6 +138,7 @@ std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction& fn) {
   ++g_ops;
   if (g_depth++ == 0) {
     ++g_top_ops;
+    if (!g_profile) return nullptr;
     std::lock_guard<std::mutex> g(g_names_mu);
     ++g_names[fn.name()];
     auto c = std::make_unique<OpStart>();
@@ -190,6 +192,8 @@ void BM_DecodeStepOps(benchmark::State& state) {
   o.kv_budget_tokens = B * o.max_seq_len;
   o.prefill_chunk_tokens = B * kPrompt;
   rollout::GenerationEngine e(m, nullptr, o, {-1});
+  const char* dump = std::getenv("AGENTRL_BENCH_OP_NAMES");
+  g_profile = dump && std::string(dump) == "1";
   auto handle = at::addGlobalCallback(
       at::RecordFunctionCallback(on_op_start, on_op_end).scopes({at::RecordScope::FUNCTION}));
   int64_t all = 0, top = 0;
@@ -201,8 +205,7 @@ void BM_DecodeStepOps(benchmark::State& state) {
     all = g_ops.load() - all2;
     top = g_top_ops.load() - top2;
   }
-  const char* dump = std::getenv("AGENTRL_BENCH_OP_NAMES");
-  if (dump && std::string(dump) == "1") print_step_profile(e, B, m->args().vocab_size);
+  if (g_profile) print_step_profile(e, B, m->args().vocab_size);
   at::removeCallback(handle);
   state.counters["top_level_ops"] = static_cast<double>(top);
   state.counters["all_ops"] = static_cast<double>(all);
