@@ -31,6 +31,9 @@ void TokenizerConfig::visit(config::Visitor& v) {
   v.field("vocab_size_is_limit", vocab_size_is_limit,
           "treat vocab_size as an upper bound: a corpus that supports fewer pieces gets fewer (the size is logged)");
   v.field("symbols", symbols, "extra pieces the trained tokenizer keeps whole (e.g. [\"<action>\", \"</action>\"])");
+  v.field("env_symbols", env_symbols,
+          "also keep every identifier the env's pages show and its actions copy as one piece (WebShop: the "
+          "catalog's ASINs), so that a small policy copies one token instead of ten characters");
   v.field("split_digits", split_digits,
           "every digit its own piece (false: digit runs are split from other text but may merge, so a number is "
           "fewer, more distinctive pieces to copy)");

@@ -155,6 +155,25 @@ Policy load_policy_from(const ExperimentConfig& cfg, const std::string& path) {
   return policy;
 }
 
+namespace {
+// tokenizer.env_symbols: the env's identifiers become user-defined pieces,
+// which SentencePiece counts inside vocab_size.
+void add_env_symbols(const ExperimentConfig& cfg, const envs::EnvSuite& suite,
+                     text::SentencePieceTrainOptions& options) {
+  const auto ids = suite.identifiers();
+  if (ids.empty())
+    throw ConfigError("tokenizer.env_symbols: true, but env '" + suite.name() +
+                      "' has no identifiers to keep whole (only webshop has: its ASINs); set it to false");
+  for (const auto& id : ids) options.user_defined_symbols.push_back(id);
+  const auto needed = static_cast<int64_t>(options.user_defined_symbols.size());
+  if (cfg.tokenizer.vocab_size <= needed)
+    throw ConfigError("tokenizer.vocab_size: " + std::to_string(cfg.tokenizer.vocab_size) +
+                      " leaves no room for learnt pieces: tokenizer.env_symbols adds " + std::to_string(ids.size()) +
+                      " identifiers of env '" + suite.name() + "' (" + std::to_string(needed) +
+                      " symbols in all); set vocab_size above " + std::to_string(needed));
+}
+}  // namespace
+
 Policy build_policy_tokenizer(const ExperimentConfig& cfg, const envs::EnvSuite& suite, const std::string& run_dir) {
   if (!cfg.model.path.empty() && cfg.tokenizer.train)
     throw ConfigError("tokenizer.train: true needs a from-scratch model (model.path must be empty, got '" +
@@ -180,6 +199,7 @@ Policy build_policy_tokenizer(const ExperimentConfig& cfg, const envs::EnvSuite&
     options.model_type = cfg.tokenizer.model_type;
     options.split_digits = cfg.tokenizer.split_digits;
     for (const auto& sym : cfg.tokenizer.symbols) options.user_defined_symbols.push_back(sym);
+    if (cfg.tokenizer.env_symbols) add_env_symbols(cfg, suite, options);
     text::train_sentencepiece(corpus_path, static_cast<int>(cfg.tokenizer.vocab_size), p.tokenizer_dir, options);
     log().info("trained a SentencePiece tokenizer ({} requested{}) on {} bytes of env text -> {}",
                cfg.tokenizer.vocab_size, cfg.tokenizer.vocab_size_is_limit ? " as a limit" : "", corpus.size(),

@@ -218,8 +218,9 @@ TEST(EveryEnvTraining, WebshopCpuRecipeRunsSftRlAndEvaluation) {
   // down-weighted, on the pages), one GRPO iteration on the purchase score,
   // success rate and mean score on the test split after SFT and after RL.
   // (The expert needs 4-7 steps: the tiny runs' 2-turn cap would leave no
-  // complete demonstration.)
-  const auto r = run_cpu_recipe("webshop_cpu", "rollout.max_turns=8");
+  // complete demonstration. The recipe keeps the 3000 catalog ASINs as
+  // pieces, tokenizer.env_symbols: the tiny runs' 600 pieces cannot.)
+  const auto r = run_cpu_recipe("webshop_cpu", "rollout.max_turns=8 tokenizer.vocab_size=3600");
   expect_one_trained_iteration(r);
   const auto evals = evaluations_after_sft_and_rl(r, {"eval/score", "eval_sampled/success_rate", "eval_sampled/score"});
   for (const auto& [step, j] : evals) {

@@ -3,6 +3,7 @@
 // the built-in catalog, determinism and registration.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cctype>
 
 #include <filesystem>
@@ -314,13 +315,15 @@ TEST_F(WebshopEnvTest, ExpertReachesRewardOneOnEveryBuiltinGoal) {
   EXPECT_LE(max_steps_used, 15);
 }
 
-TEST_F(WebshopEnvTest, ExpertWritesProductClicksInTheCaseTheConfigAsks) {
+TEST_F(WebshopEnvTest, ProductClicksAreWrittenInTheCaseTheConfigAsks) {
   // "lower" (the default) clicks WebShop's clickable text; "page" copies the
   // ASIN exactly as the results page shows it. Both episodes are the same
-  // clicks up to case, and both buy the target with reward 1.
-  auto run = [&](const std::string& asin_case) {
+  // clicks up to case, and both buy the target with reward 1. The admissible
+  // actions (both formats) list the expert's product click as it writes it.
+  auto run = [&](const std::string& asin_case, const std::string& format) {
     auto config = small_builtin(dir_);
-    config.expert_asin_case = asin_case;
+    config.asin_case = asin_case;
+    config.admissible_format = format;
     WebshopSuite suite(config);
     auto env = suite.make_env();
     env->reset(suite.tasks().get("test", 3), 0);
@@ -331,7 +334,12 @@ TEST_F(WebshopEnvTest, ExpertWritesProductClicksInTheCaseTheConfigAsks) {
       auto a = env->expert_action();
       if (!a) break;
       const std::string page = static_cast<WebshopEnv&>(*env).observation();
-      if (a->rfind("click[b0", 0) == 0 || a->rfind("click[B0", 0) == 0) product_click_page = page;
+      if (a->rfind("click[b0", 0) == 0 || a->rfind("click[B0", 0) == 0) {
+        product_click_page = page;
+        const auto listed = env->admissible_actions();
+        EXPECT_NE(std::find(listed.begin(), listed.end(), *a), listed.end())
+            << *a << " not admissible (" << format << ")";
+      }
       clicks.push_back(*a);
       auto r = env->step(*a);
       EXPECT_FALSE(r.info.invalid_action) << *a;
@@ -343,8 +351,10 @@ TEST_F(WebshopEnvTest, ExpertWritesProductClicksInTheCaseTheConfigAsks) {
     EXPECT_TRUE(bought) << "the expert (" << asin_case << ") did not buy";
     return std::make_pair(clicks, product_click_page);
   };
-  const auto [lower, lower_page] = run("lower");
-  const auto [page, page_page] = run("page");
+  const auto [lower, lower_page] = run("lower", "agentrl");
+  const auto [page, page_page] = run("page", "agentrl");
+  EXPECT_EQ(run("lower", "verl-agent").first, lower);
+  EXPECT_EQ(run("page", "verl-agent").first, page);
   ASSERT_EQ(lower.size(), page.size());
   auto clicked = [](const std::string& click) { return click.substr(6, click.size() - 7); };  // click[x] -> x
   int product_clicks = 0;

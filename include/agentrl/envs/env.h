@@ -117,6 +117,12 @@ class EnvSuite {
   // Split used for training and for evaluation by default.
   virtual std::string train_split() const { return "train"; }
   virtual std::string eval_split() const = 0;
+  // Identifiers the env's observations show and its actions copy verbatim
+  // (WebShop: product ASINs, as pages show them and as clicks write them).
+  // A tokenizer trained with tokenizer.env_symbols keeps each one piece, so
+  // that a small policy copies one token instead of ten characters. Default:
+  // none.
+  virtual std::vector<std::string> identifiers() const { return {}; }
 };
 
 }  // namespace agentrl::envs

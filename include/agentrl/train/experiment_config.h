@@ -46,6 +46,7 @@ struct TokenizerConfig {
   std::string model_type = "unigram";  // unigram | bpe
   bool vocab_size_is_limit = false;  // vocab_size is an upper bound (small corpora)
   std::vector<std::string> symbols;  // extra pieces kept whole (e.g. "<action>")
+  bool env_symbols = false;          // also keep the env's identifiers whole (EnvSuite::identifiers)
   bool split_digits = true;          // every digit its own piece
   void visit(config::Visitor& v);
 };

@@ -226,6 +226,13 @@ WebshopEnv::Clickables WebshopEnv::clickables() const {
   return c;
 }
 
+std::string WebshopEnv::shown_click_text(const std::string& text, const Clickable& c) const {
+  // Product links are keyed by the lowercased ASIN; the store's ASINs are
+  // upper case (step() looks a click up by upper()), so upper() gives the
+  // ASIN as the results page shows it.
+  return c.kind == Clickable::kProductLink && data_->asin_case == "page" ? upper(text) : text;
+}
+
 std::vector<std::string> WebshopEnv::admissible_actions() const {
   std::vector<std::string> out;
   if (done_ || !goal_) return out;
@@ -233,12 +240,13 @@ std::vector<std::string> WebshopEnv::admissible_actions() const {
     // verl-agent's format_avail_actions: the search bar first, then every
     // clickable in page order, the search button included.
     if (page_ == Page::kSearch) out.push_back("search[<your query>]");
-    for (const auto& text : clickables().order) out.push_back("click[" + text + "]");
+    const Clickables c = clickables();
+    for (const auto& text : c.order) out.push_back("click[" + shown_click_text(text, c.by_text.at(text)) + "]");
     return out;
   }
   if (page_ == Page::kSearch) out.push_back("search[<query>]");
   for (const auto& [text, c] : clickables().by_text)
-    if (text != "search") out.push_back("click[" + text + "]");
+    if (text != "search") out.push_back("click[" + shown_click_text(text, c) + "]");
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -374,7 +382,7 @@ std::optional<std::string> WebshopEnv::expert_action() {
       }
       const int want = static_cast<int>((it - results_.begin()) / kProductsPerPage) + 1;
       if (want == results_page_)
-        return "click[" + (data_->expert_asin_case == "page" ? target->asin : lower(target->asin)) + "]";
+        return "click[" + (data_->asin_case == "page" ? target->asin : lower(target->asin)) + "]";
       return want > results_page_ ? "click[next >]" : "click[< prev]";
     }
     case Page::kItem: {

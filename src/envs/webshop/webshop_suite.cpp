@@ -11,6 +11,7 @@
 
 #include "agentrl/core/error.h"
 #include "agentrl/core/rng.h"
+#include "agentrl/core/strings.h"
 #include "agentrl/envs/registry.h"
 #include "agentrl/envs/webshop/goals.h"
 #include "agentrl/envs/webshop/python_random.h"
@@ -43,9 +44,9 @@ void WebshopConfig::visit(config::Visitor& v) {
           "admissible actions: agentrl (sorted, search[<query>]) or verl-agent (search[<your query>] first, then "
           "every clickable in page order, click[search] included)",
           {"agentrl", "verl-agent"});
-  v.field("expert_asin_case", expert_asin_case,
-          "how the scripted expert writes a product click: lower (WebShop's clickable text) or page (the ASIN as "
-          "the results page shows it; clicks are case-insensitive)",
+  v.field("asin_case", asin_case,
+          "how product clicks are written by the scripted expert and in the admissible actions: lower (WebShop's "
+          "clickable text) or page (the ASIN as the results page shows it; clicks are case-insensitive)",
           {"lower", "page"});
   v.field("seed", seed, "seed of the built-in catalog and of price draws", config::Range::at_least(0));
 }
@@ -195,7 +196,7 @@ std::shared_ptr<const WebshopData> load_webshop_data(const WebshopConfig& c) {
   d->max_steps = static_cast<int>(c.max_steps);
   d->observation_mode = c.observation_mode;
   d->admissible_format = c.admissible_format;
-  d->expert_asin_case = c.expert_asin_case;
+  d->asin_case = c.asin_case;
   if (c.products_file.empty())
     load_builtin(c, *d);
   else
@@ -260,6 +261,15 @@ Task WebshopTaskSource::get(const std::string& split, size_t index) const {
 
 WebshopSuite::WebshopSuite(const WebshopConfig& config) : WebshopSuite(load_webshop_data(config)) {}
 WebshopSuite::WebshopSuite(std::shared_ptr<const WebshopData> data) : data_(data), tasks_(data) {}
+
+std::vector<std::string> WebshopSuite::identifiers() const {
+  std::vector<std::string> out;
+  for (const auto& p : data_->store.all()) {
+    out.push_back(p.asin);
+    if (data_->asin_case == "lower") out.push_back(strings::lower_ascii(p.asin));
+  }
+  return out;
+}
 
 AGENTRL_REGISTER_ENV(webshop, WebshopConfig,
                      "WebShop online shopping (native; built-in catalog or real WebShop data)",

@@ -76,13 +76,13 @@ struct WebshopConfig {
   int64_t max_steps = 15;
   std::string observation_mode = "simple";  // simple | verl-agent
   std::string admissible_format = "agentrl";  // agentrl | verl-agent
-  // How the scripted expert writes a product click: "lower" (WebShop's
-  // clickable text, the lowercased ASIN) or "page" (the ASIN as the results
-  // page shows it). Clicks are case-insensitive, so both reach the same
-  // page; "page" makes the demonstration a plain copy of page text, which a
-  // small model trained from scratch learns far sooner than a copy that
-  // also changes case.
-  std::string expert_asin_case = "lower";
+  // How product clicks are written, by the scripted expert and in the
+  // admissible actions: "lower" (WebShop's clickable text, the lowercased
+  // ASIN) or "page" (the ASIN as the results page shows it). Clicks are
+  // case-insensitive, so both reach the same page; "page" makes the click a
+  // plain copy of page text, which a small model trained from scratch
+  // learns far sooner than a copy that also changes case.
+  std::string asin_case = "lower";
   int64_t seed = 42;  // catalog generation and price draws
 
   void visit(config::Visitor& v);
@@ -98,7 +98,7 @@ struct WebshopData {
   int max_steps = 15;
   std::string observation_mode = "simple";    // WebshopConfig::observation_mode
   std::string admissible_format = "agentrl";  // WebshopConfig::admissible_format
-  std::string expert_asin_case = "lower";     // WebshopConfig::expert_asin_case
+  std::string asin_case = "lower";            // WebshopConfig::asin_case
   // Top-50 products for a query (WebShop's SEARCH_RETURN_N), skipping hits
   // that are not in the store.
   std::vector<const Product*> search(const std::string& query) const;
@@ -148,6 +148,8 @@ class WebshopEnv final : public Env {
     void add(const std::string& text, Clickable c);
   };
   Clickables clickables() const;
+  // A clickable's text as the admissible actions show it (WebshopConfig::asin_case).
+  std::string shown_click_text(const std::string& text, const Clickable& c) const;
   std::string simple_observation() const;  // WebShop's 'text' mode
   void go_search_results(const std::string& keywords, int page);
   StepResult buy();
@@ -184,6 +186,9 @@ class WebshopSuite final : public EnvSuite {
   const TaskSource& tasks() const override { return tasks_; }
   std::unique_ptr<Env> make_env() const override { return std::make_unique<WebshopEnv>(data_); }
   std::string eval_split() const override { return "eval"; }
+  // Every product's ASIN as pages show it, and lowercased too when clicks
+  // are written lowercase (WebshopConfig::asin_case).
+  std::vector<std::string> identifiers() const override;
   const WebshopData& data() const { return *data_; }
 
  private:
