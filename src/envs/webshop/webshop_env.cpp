@@ -226,11 +226,15 @@ WebshopEnv::Clickables WebshopEnv::clickables() const {
   return c;
 }
 
+std::string WebshopEnv::clicked_asin(const std::string& asin) const {
+  // The store's ASINs are upper case (step() looks a click up by upper()),
+  // so upper() gives the ASIN as the results page shows it.
+  return data_->asin_case == "page" ? upper(asin) : lower(asin);
+}
+
 std::string WebshopEnv::shown_click_text(const std::string& text, const Clickable& c) const {
-  // Product links are keyed by the lowercased ASIN; the store's ASINs are
-  // upper case (step() looks a click up by upper()), so upper() gives the
-  // ASIN as the results page shows it.
-  return c.kind == Clickable::kProductLink && data_->asin_case == "page" ? upper(text) : text;
+  // Product links are keyed by the lowercased ASIN.
+  return c.kind == Clickable::kProductLink ? clicked_asin(text) : text;
 }
 
 std::vector<std::string> WebshopEnv::admissible_actions() const {
@@ -382,7 +386,7 @@ std::optional<std::string> WebshopEnv::expert_action() {
       }
       const int want = static_cast<int>((it - results_.begin()) / kProductsPerPage) + 1;
       if (want == results_page_)
-        return "click[" + (data_->asin_case == "page" ? target->asin : lower(target->asin)) + "]";
+        return "click[" + clicked_asin(target->asin) + "]";
       return want > results_page_ ? "click[next >]" : "click[< prev]";
     }
     case Page::kItem: {

@@ -148,6 +148,9 @@ class WebshopEnv final : public Env {
     void add(const std::string& text, Clickable c);
   };
   Clickables clickables() const;
+  // A product click's ASIN in WebshopConfig::asin_case (the expert's and
+  // the admissible actions').
+  std::string clicked_asin(const std::string& asin) const;
   // A clickable's text as the admissible actions show it (WebshopConfig::asin_case).
   std::string shown_click_text(const std::string& text, const Clickable& c) const;
   std::string simple_observation() const;  // WebShop's 'text' mode
