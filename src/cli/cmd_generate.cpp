@@ -18,7 +18,7 @@ namespace agentrl::cli {
 namespace {
 
 struct GenerateArgs {
-  std::string model_dir, prompt, device = "auto", dtype = "float32", chat_template = "auto";
+  std::string model_dir, prompt, device = "auto", dtype = "float32", chat_template = "auto", attention = "auto";
   bool chat = false, greedy = false, json = false;
   int64_t max_new_tokens = 128, top_k = 0;
   double temperature = 1.0, top_p = 1.0;
@@ -28,7 +28,9 @@ struct GenerateArgs {
 
 void run(const GenerateArgs& a) {
   const auto device = model::resolve_device(a.device);
+  const auto kernel = model::resolve_attention_kernel(a.attention);
   auto pre = model::load_pretrained(a.model_dir, device, model::resolve_dtype(a.dtype));
+  pre.model->set_attention_kernel(kernel);
   auto tok = text::load_tokenizer(a.model_dir);
   rollout::GenerationRequest req;
   std::vector<int32_t> eos;
@@ -88,6 +90,7 @@ CommandRegistrar reg(40, [](CLI::App& root) {
   cmd->add_option("--stop", a->stop, "stop string (repeatable)");
   cmd->add_option("--device", a->device, "cpu | cuda | auto");
   cmd->add_option("--dtype", a->dtype, "float32 | bfloat16");
+  cmd->add_option("--attention", a->attention, "attention kernel: auto | eager | sdpa (as model.attention)");
   cmd->add_flag("--json", a->json, "print tokens, log-probs, entropies as JSON");
   cmd->callback([a] { run(*a); });
 });

@@ -74,7 +74,7 @@ bool has_tokenizer(const std::string& dir) {
 
 void setup_score(CLI::App* model) {
   struct Opts {
-    std::string dir, text, ids, device = "cpu";
+    std::string dir, text, ids, device = "cpu", attention = "auto";
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = model->add_subcommand(
@@ -84,9 +84,12 @@ void setup_score(CLI::App* model) {
   auto* ids = cmd->add_option("--ids", o->ids, "token ids as a JSON array, e.g. [1,2,3]");
   text->excludes(ids);
   cmd->add_option("--device", o->device, "cpu | cuda | auto");
+  cmd->add_option("--attention", o->attention, "attention kernel: auto | eager | sdpa (as model.attention)");
   cmd->callback([o, text, ids] {
     if (text->count() == 0 && ids->count() == 0) throw UsageError("model score: give --text or --ids");
+    const auto kernel = model::resolve_attention_kernel(o->attention);
     model::Pretrained p = model::load_pretrained(o->dir, model::resolve_device(o->device), torch::kFloat32);
+    p.model->set_attention_kernel(kernel);
     std::shared_ptr<const text::Tokenizer> tok;
     if (ids->count() == 0 || has_tokenizer(o->dir)) tok = text::load_tokenizer(o->dir);
     std::vector<int64_t> seq;

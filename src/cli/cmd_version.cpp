@@ -3,10 +3,13 @@
 #include <torch/torch.h>
 #include <torch/version.h>
 
+#include <unistd.h>
+
 #include <iostream>
 #include <regex>
 
 #include "agentrl/cli/command.h"
+#include "agentrl/model/attention.h"
 
 namespace agentrl::cli {
 namespace {
@@ -38,7 +41,9 @@ CommandRegistrar reg(0, [](CLI::App& root) {
     if (torch::cuda::is_available()) std::cout << " (" << torch::cuda::device_count() << " devices)";
     std::cout << "\n"
               << "blas: " << blas_in_use() << "\n"
-              << "threads: " << at::get_num_threads() << "\n";
+              << "threads: " << at::get_num_threads() << "\n"
+              << "attention kernels: eager" << (model::sdpa_available() ? ", sdpa" : "") << " (model.attention auto: "
+              << model::attention_kernel_name(model::resolve_attention_kernel("auto")) << ")\n";
   });
 });
 

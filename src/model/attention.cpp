@@ -1,14 +1,61 @@
 #include "agentrl/model/attention.h"
 
+#include <torch/version.h>
+
 #include <cmath>
 #include <limits>
 #include <vector>
 
+#include "agentrl/core/error.h"
 #include "agentrl/model/rope.h"
 #include "agentrl/model/transformer.h"
 
+// scaled_dot_product_attention came in LibTorch 2.0, its `scale` argument in
+// 2.1: it is passed so that both kernels scale by the same double
+// 1/sqrt(head_dim).
+#if defined(TORCH_VERSION_MAJOR) && (TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1))
+#define AGENTRL_HAVE_SDPA 1
+#else
+#define AGENTRL_HAVE_SDPA 0
+#endif
+
 namespace agentrl::model {
+
+bool sdpa_available() { return AGENTRL_HAVE_SDPA != 0; }
+
+AttentionKernel resolve_attention_kernel(const std::string& name) {
+  if (name == "auto") return sdpa_available() ? AttentionKernel::kSdpa : AttentionKernel::kEager;
+  if (name == "eager") return AttentionKernel::kEager;
+  if (name == "sdpa") {
+    if (!sdpa_available())
+      throw ConfigError(std::string("model.attention: sdpa needs LibTorch >= 2.1 (scaled_dot_product_attention); "
+                                    "this build has LibTorch ") + TORCH_VERSION + ": use auto or eager");
+    return AttentionKernel::kSdpa;
+  }
+  throw ConfigError("model.attention: unknown kernel '" + name + "' (expected auto, eager or sdpa)");
+}
+
+const char* attention_kernel_name(AttentionKernel kernel) {
+  return kernel == AttentionKernel::kSdpa ? "sdpa" : "eager";
+}
+
 namespace {
+
+// softmax(q k^T * scale + mask) v by LibTorch's fused kernel: q [..., M, D],
+// k/v [..., N, D], allowed a bool mask broadcastable to [..., M, N] (true =
+// may attend; every row allows a key). No dropout.
+torch::Tensor sdpa(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                   const torch::Tensor& allowed, double scale) {
+#if AGENTRL_HAVE_SDPA
+  c10::optional<torch::Tensor> mask;
+  if (allowed.defined()) mask = allowed;
+  return at::scaled_dot_product_attention(q, k, v, mask, 0.0, false, scale);
+#else
+  (void)q, (void)k, (void)v, (void)allowed, (void)scale;
+  TORCH_CHECK(false, "attention kernel sdpa: this LibTorch (", TORCH_VERSION, ") has no scaled_dot_product_attention");
+  return torch::Tensor();
+#endif
+}
 
 // softmax over the last dim in float32 (float64 stays float64), cast back to
 // the activation dtype, as HF's eager attention does.
@@ -31,10 +78,16 @@ namespace {
 // heads of a KV head folded into the rows, g-major), kb/vb [B, Hkv, e, D],
 // allowed [B, n, e]. Returns [B, Hkv, G, n, D].
 torch::Tensor attend_block(const torch::Tensor& qb, const torch::Tensor& kb, const torch::Tensor& vb,
-                           const torch::Tensor& allowed, int64_t G) {
+                           const torch::Tensor& allowed, int64_t G, AttentionKernel kernel) {
   const int64_t B = qb.size(0), Hkv = qb.size(1), D = qb.size(3);
   const int64_t n = allowed.size(1), e = allowed.size(2);
   const double scale = 1.0 / std::sqrt(static_cast<double>(D));
+  if (kernel == AttentionKernel::kSdpa) {
+    // Row g*n + i of a KV head's queries is query i: its mask row is
+    // allowed[b, i] (one copy of the mask per query head of the group).
+    auto mask = G == 1 ? allowed.unsqueeze(1) : allowed.unsqueeze(1).expand({B, G, n, e}).reshape({B, 1, G * n, e});
+    return sdpa(qb, kb, vb, mask, scale).view({B, Hkv, G, n, D});
+  }
   auto scores = torch::matmul(qb, kb.transpose(-1, -2)).view({B, Hkv, G, n, e});
   // bias + scale * scores in one pass, the mask as an additive bias built
   // once for all heads: on the score tensor, the largest of the step, that
@@ -52,7 +105,8 @@ torch::Tensor attend_block(const torch::Tensor& qb, const torch::Tensor& kb, con
 // Attention in blocks of queries; `causal`: query i sits at position i, so
 // block [s, s+n) sees keys [0, s+n) only and the later keys are skipped.
 torch::Tensor blocked_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
-                                const torch::Tensor& allowed, int64_t query_block, bool causal) {
+                                const torch::Tensor& allowed, int64_t query_block, bool causal,
+                                AttentionKernel kernel) {
   const int64_t B = q.size(0), Hq = q.size(1), Q = q.size(2), D = q.size(3);
   const int64_t Hkv = k.size(1), G = Hq / Hkv;
   auto qg = q.reshape({B, Hkv, G, Q, D});
@@ -60,7 +114,8 @@ torch::Tensor blocked_attention(const torch::Tensor& q, const torch::Tensor& k, 
   for (int64_t s = 0; s < Q; s += query_block) {
     const int64_t n = std::min(query_block, Q - s), e = causal ? s + n : k.size(2);
     auto qb = qg.narrow(3, s, n).reshape({B, Hkv, G * n, D});
-    outs.push_back(attend_block(qb, k.narrow(2, 0, e), v.narrow(2, 0, e), allowed.narrow(1, s, n).narrow(2, 0, e), G));
+    outs.push_back(attend_block(qb, k.narrow(2, 0, e), v.narrow(2, 0, e), allowed.narrow(1, s, n).narrow(2, 0, e), G,
+                                kernel));
   }
   auto out = outs.size() == 1 ? outs[0] : torch::cat(outs, 3);
   return out.reshape({B, Hq, Q, D});
@@ -69,20 +124,33 @@ torch::Tensor blocked_attention(const torch::Tensor& q, const torch::Tensor& k, 
 }  // namespace
 
 torch::Tensor grouped_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
-                                const torch::Tensor& allowed, int64_t query_block) {
-  return blocked_attention(q, k, v, allowed, query_block, /*causal=*/true);
+                                const torch::Tensor& allowed, int64_t query_block, AttentionKernel kernel) {
+  return blocked_attention(q, k, v, allowed, query_block, /*causal=*/true, kernel);
 }
 
 torch::Tensor masked_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
-                               const torch::Tensor& allowed, int64_t query_block) {
-  return blocked_attention(q, k, v, allowed, query_block, /*causal=*/false);
+                               const torch::Tensor& allowed, int64_t query_block, AttentionKernel kernel) {
+  return blocked_attention(q, k, v, allowed, query_block, /*causal=*/false, kernel);
 }
 
-torch::Tensor cached_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v) {
+torch::Tensor cached_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                               AttentionKernel kernel) {
   const int64_t Hq = q.size(0), n = q.size(1), D = q.size(2);
   const int64_t Hkv = k.size(0), L = k.size(1), G = Hq / Hkv;
   const double scale = 1.0 / std::sqrt(static_cast<double>(D));
   const int64_t past = L - n;
+  if (kernel == AttentionKernel::kSdpa) {
+    // One call: query i (position past+i) sees keys j <= past+i; a single
+    // query sees every key and needs no mask.
+    torch::Tensor mask;
+    if (n > 1) {
+      const auto i64 = torch::TensorOptions().dtype(torch::kInt64).device(q.device());
+      auto allowed = torch::arange(L, i64).unsqueeze(0) <= torch::arange(past, L, i64).unsqueeze(1);  // [n, L]
+      mask = allowed.unsqueeze(0).expand({G, n, L}).reshape({1, 1, G * n, L});
+    }
+    auto qb = q.reshape({1, Hkv, G * n, D});
+    return sdpa(qb, k.unsqueeze(0), v.unsqueeze(0), mask, scale).reshape({Hq, n, D});
+  }
   auto qg = q.reshape({Hkv, G, n, D});
   constexpr int64_t kBlock = 256;
   std::vector<torch::Tensor> outs;
@@ -107,7 +175,7 @@ torch::Tensor cached_attention(const torch::Tensor& q, const torch::Tensor& k, c
 }
 
 torch::Tensor decode_attention(const torch::Tensor& q, const torch::Tensor& k_cache, const torch::Tensor& v_cache,
-                               const torch::Tensor& slots, const torch::Tensor& hidden) {
+                               const torch::Tensor& slots, const torch::Tensor& hidden, AttentionKernel kernel) {
   const int64_t B = q.size(0), Hq = q.size(1), D = q.size(2);
   const int64_t Hkv = k_cache.size(1), G = Hq / Hkv, L = hidden.size(1);
   const double scale = 1.0 / std::sqrt(static_cast<double>(D));
@@ -119,6 +187,12 @@ torch::Tensor decode_attention(const torch::Tensor& q, const torch::Tensor& k_ca
   // Unwritten cache positions may hold anything (even NaN): their scores are
   // replaced by -inf and their values by 0, so they add exactly nothing.
   v.masked_fill_(hidden.view({B, 1, L, 1}), 0);
+  if (kernel == AttentionKernel::kSdpa) {
+    // The fused kernel adds the mask to the scores: a NaN key would stay NaN.
+    k.masked_fill_(hidden.view({B, 1, L, 1}), 0);
+    auto out = sdpa(q.view({B, Hkv, G, D}), k, v, hidden.logical_not().view({B, 1, 1, L}), scale);
+    return out.reshape({B, Hq, D});
+  }
   // On the CPU a batched matmul of many small matrices loops over them (a
   // select and an mm call each, B * Hkv per product); below a size limit an
   // elementwise product and a sum do the same work in one op each. Not in
@@ -136,7 +210,7 @@ torch::Tensor decode_attention(const torch::Tensor& q, const torch::Tensor& k_ca
 }
 
 torch::Tensor chunk_attention(const torch::Tensor& q, const torch::Tensor& k_cache, const torch::Tensor& v_cache,
-                              const torch::Tensor& slots, const torch::Tensor& hidden) {
+                              const torch::Tensor& slots, const torch::Tensor& hidden, AttentionKernel kernel) {
   const int64_t S = q.size(0), Q = q.size(1), Hq = q.size(2), D = q.size(3);
   const int64_t Hkv = k_cache.size(1), G = Hq / Hkv, L = hidden.size(2);
   auto k = k_cache.narrow(2, 0, L).index({slots});  // [S, Hkv, L, D]
@@ -149,7 +223,7 @@ torch::Tensor chunk_attention(const torch::Tensor& q, const torch::Tensor& k_cac
   // [S, Q, Hq, D] -> [S, Hkv, G*Q, D] (g-major rows, as attend_block wants):
   // the same kernel as the trainer's forward, so both round alike.
   auto qb = q.view({S, Q, Hkv, G, D}).permute({0, 2, 3, 1, 4}).reshape({S, Hkv, G * Q, D});
-  auto out = attend_block(qb, k, v, hidden.logical_not(), G);  // [S, Hkv, G, Q, D]
+  auto out = attend_block(qb, k, v, hidden.logical_not(), G, kernel);  // [S, Hkv, G, Q, D]
   return out.permute({0, 3, 1, 2, 4}).reshape({S, Q, Hq, D});
 }
 
@@ -209,7 +283,7 @@ torch::Tensor AttentionImpl::forward(const torch::Tensor& x, const torch::Tensor
   torch::Tensor q, k, v;
   project(x, cos, sin, q, k, v);  // [B,T,heads,D]
   auto out = grouped_attention(q.transpose(1, 2), k.transpose(1, 2).contiguous(), v.transpose(1, 2).contiguous(),
-                               allowed);                      // [B,Hq,T,D]
+                               allowed, 256, kernel);  // [B,Hq,T,D]
   out = out.transpose(1, 2).reshape({B, T, num_heads * head_dim});
   return o_proj(out);
 }
@@ -224,7 +298,7 @@ torch::Tensor AttentionImpl::forward_rows(const torch::Tensor& x, const torch::T
   };
   auto q = project_q(take(x), take(cos), take(sin));  // [B,Q,Hq,D]
   auto out = masked_attention(q.transpose(1, 2), k.transpose(1, 2).contiguous(), v.transpose(1, 2).contiguous(),
-                              take(allowed));  // [B,Hq,Q,D]
+                              take(allowed), 256, kernel);  // [B,Hq,Q,D]
   out = out.transpose(1, 2).reshape({B, Q, num_heads * head_dim});
   return o_proj(out);
 }

@@ -63,6 +63,10 @@ void PolicyConfig::visit(config::Visitor& v) {
   v.field("dtype", dtype, "parameter/activation dtype (bfloat16 needs CUDA)", {"float32", "bfloat16"});
   v.field("device", device, "where the policy runs", {"cpu", "cuda", "auto"});
   v.field("gradient_checkpointing", gradient_checkpointing, "recompute each layer in backward to save memory");
+  v.field("attention", attention,
+          "attention kernel: sdpa (LibTorch's fused scaled_dot_product_attention, LibTorch >= 2.1), eager "
+          "(explicit, every LibTorch), auto (sdpa where available)",
+          {"auto", "eager", "sdpa"});
   v.field("logprob_chunk_tokens", logprob_chunk_tokens, "tokens per chunk of the log-prob/entropy computation",
           config::Range::at_least(1));
   v.section("lora", lora, "LoRA adapters (PEFT-compatible) instead of full fine-tuning");

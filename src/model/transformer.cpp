@@ -422,28 +422,30 @@ StepPlan step_plan(const std::vector<CacheSegment>& segments, int64_t num_heads,
 // q [N, Hq, D], k/v [N, Hkv, D] -> [N, Hq * D].
 torch::Tensor cached_step_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
                                     torch::Tensor& K, torch::Tensor& V, const std::vector<CacheSegment>& segments,
-                                    const StepPlan& plan) {
+                                    const StepPlan& plan, AttentionKernel kernel) {
   using torch::indexing::Slice;
   const int64_t N = q.size(0), Hq = q.size(1), D = q.size(2), width = Hq * D;
   K.index_put_({plan.slots, Slice(), plan.positions}, k);
   V.index_put_({plan.slots, Slice(), plan.positions}, v);
   const auto& dec = plan.dec;
-  if (dec.all) return decode_attention(q, K, V, dec.slots, dec.hidden).reshape({N, width});
+  if (dec.all) return decode_attention(q, K, V, dec.slots, dec.hidden, kernel).reshape({N, width});
   auto out = torch::empty({N, width}, q.options());
   if (!dec.empty()) {
     auto qd = q.index_select(0, dec.rows);
-    out.index_copy_(0, dec.rows, decode_attention(qd, K, V, dec.slots, dec.hidden).reshape({qd.size(0), width}));
+    auto o = decode_attention(qd, K, V, dec.slots, dec.hidden, kernel);
+    out.index_copy_(0, dec.rows, o.reshape({qd.size(0), width}));
   }
   for (const auto& c : plan.chunks) {
     const int64_t S = c.slots.size(0);
-    auto o = chunk_attention(q.index_select(0, c.gather).view({S, c.qmax, Hq, D}), K, V, c.slots, c.hidden);
+    auto o = chunk_attention(q.index_select(0, c.gather).view({S, c.qmax, Hq, D}), K, V, c.slots, c.hidden, kernel);
     out.index_copy_(0, c.rows, o.reshape({S * c.qmax, width}).index_select(0, c.real));
   }
   for (size_t i : plan.alone) {
     const auto& s = segments[i];
     const int64_t off = plan.offsets[i], L = s.start + s.length;
     auto o = cached_attention(q.narrow(0, off, s.length).transpose(0, 1).contiguous(),
-                              K.select(0, s.slot).narrow(1, 0, L), V.select(0, s.slot).narrow(1, 0, L));  // [Hq,len,D]
+                              K.select(0, s.slot).narrow(1, 0, L), V.select(0, s.slot).narrow(1, 0, L),
+                              kernel);  // [Hq,len,D]
     out.narrow(0, off, s.length).copy_(o.transpose(0, 1).reshape({s.length, width}));
   }
   return out;
@@ -476,13 +478,18 @@ torch::Tensor TransformerLMImpl::forward_cached(const torch::Tensor& tokens, con
     torch::Tensor q, k, v;
     attn->project(layer->input_layernorm(h), cos, sin, q, k, v);  // [N,heads,D]
     auto attn_rows = cached_step_attention(q, k, v, cache.keys(static_cast<int64_t>(l)),
-                                           cache.values(static_cast<int64_t>(l)), segments, plan);
+                                           cache.values(static_cast<int64_t>(l)), segments, plan, attn->kernel);
     h = h + attn->o_proj(attn_rows);
     h = h + layer->mlp(layer->post_attention_layernorm(h));
   }
   if (plan.dec.all) return model->norm(h);  // every row is its segment's last
   auto last = torch::tensor(last_rows, torch::TensorOptions().dtype(torch::kInt64)).to(dev);
   return model->norm(h.index_select(0, last));
+}
+
+void TransformerLMImpl::set_attention_kernel(AttentionKernel kernel) {
+  attention_kernel_ = kernel;
+  for (auto& layer : model->layers) layer->self_attn->kernel = kernel;
 }
 
 void TransformerLMImpl::init_weights(uint64_t seed, double std) {

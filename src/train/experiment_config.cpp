@@ -2,6 +2,7 @@
 
 #include "agentrl/core/error.h"
 #include "agentrl/core/logging.h"
+#include "agentrl/model/attention.h"
 
 namespace agentrl::train {
 
@@ -141,6 +142,11 @@ void check_consistency(const ExperimentConfig& c, const std::string& path) {
   if (c.sft.observation_loss_weight > 0 && !c.sft.data.empty())
     throw ConfigError(path + ": sft.observation_loss_weight applies to the env's expert demonstrations, but sft.data "
                       "is '" + c.sft.data + "' (chat conversations have no env output); set it to 0 or sft.data to \"\"");
+  try {
+    model::resolve_attention_kernel(c.model.attention);
+  } catch (const ConfigError& e) {
+    throw ConfigError(path + ": " + e.what());
+  }
   if (c.algorithm.adv_estimator == "drgrpo" && actor.loss_agg != "seq-mean-token-sum-norm")
     log().warn("{}: algorithm.adv_estimator drgrpo with actor.loss_agg {}: Dr.GRPO (arXiv 2503.20783) also "
                "removes the per-response length normalisation; use seq-mean-token-sum-norm with "

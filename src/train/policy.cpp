@@ -74,6 +74,7 @@ Policy load_policy_dir(const ExperimentConfig& cfg, const std::string& model_dir
   auto pre = model::load_pretrained(model_dir, p.device, model::resolve_dtype(cfg.model.dtype));
   p.model = pre.model;
   p.model->set_gradient_checkpointing(cfg.model.gradient_checkpointing);
+  p.model->set_attention_kernel(model::resolve_attention_kernel(cfg.model.attention));
   return p;
 }
 
@@ -232,6 +233,7 @@ Policy build_initial_policy(const ExperimentConfig& cfg, const envs::EnvSuite& s
   p.model->init_weights(static_cast<uint64_t>(cfg.model.init.seed), cfg.model.init.initializer_range);
   p.model->to(p.device, model::resolve_dtype(cfg.model.dtype));
   p.model->set_gradient_checkpointing(cfg.model.gradient_checkpointing);
+  p.model->set_attention_kernel(model::resolve_attention_kernel(cfg.model.attention));
   return p;
 }
 

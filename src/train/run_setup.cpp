@@ -140,6 +140,7 @@ void copy_model_weights(model::TransformerLM& src, model::TransformerLM& dst) {
 model::TransformerLM clone_model(model::TransformerLM& src) {
   model::TransformerLM copy(src->args());
   copy->to(src->device(), src->dtype());
+  copy->set_attention_kernel(src->attention_kernel());
   copy_model_weights(src, copy);
   copy->eval();
   for (auto& p : copy->parameters()) p.set_requires_grad(false);

@@ -2,9 +2,12 @@
 // weights created once per shape: 0 = tiny (hidden 256, 4 layers, 4/2 heads,
 // intermediate 768, vocab 4096); 1 = Qwen2.5-0.5B (896, 24, 14/2, 4864, 151936);
 // 2 = the quickstart's policy (128, 2, 4/2, 384, 1000, tied).
+// The models' attention kernel is model.attention's default (auto: sdpa on
+// LibTorch >= 2.1, else eager) unless AGENTRL_ATTENTION says eager or sdpa.
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
 #include <map>
 
 #include "agentrl/model/transformer.h"
@@ -35,6 +38,8 @@ inline model::TransformerLM& model_for(int64_t which) {
   if (it == cache.end()) {
     model::TransformerLM m(shape(which));
     m->init_weights(0);
+    const char* kernel = std::getenv("AGENTRL_ATTENTION");
+    m->set_attention_kernel(model::resolve_attention_kernel(kernel ? kernel : "auto"));
     it = cache.emplace(which, m).first;
   }
   return it->second;

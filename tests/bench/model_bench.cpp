@@ -79,6 +79,42 @@ BENCHMARK(BM_Forward)->UseRealTime()->Args({0, 4, 256, 0})->Args({1, 1, 256, 0})
 BENCHMARK(BM_ForwardBackward)->UseRealTime()->Args({0, 4, 256, 0})->Args({1, 1, 256, 0})->Args({1, 1, 256, 1})
     ->Args({1, 1, 1024, 0})->Args({1, 1, 1024, 1})->Unit(benchmark::kMillisecond)->Iterations(2);
 
+// The two attention kernels side by side (attention.h), forward + backward:
+// Args {shape, B, T, kernel} with kernel 0 = eager, 1 = sdpa (skipped on a
+// LibTorch without it). Shape 2 at T 2048 is a CPU recipe's SFT step.
+void BM_ForwardBackwardKernel(benchmark::State& state) {
+  const auto kernel = state.range(3) != 0 ? AttentionKernel::kSdpa : AttentionKernel::kEager;
+  if (kernel == AttentionKernel::kSdpa && !sdpa_available()) {
+    state.SkipWithError("sdpa needs LibTorch >= 2.1");
+    for (auto _ : state) {
+    }
+    return;
+  }
+  auto& m = model_for(state.range(0));
+  const auto before = m->attention_kernel();
+  m->set_attention_kernel(kernel);
+  const int64_t B = state.range(1), T = state.range(2);
+  auto ids = torch::randint(m->args().vocab_size, {B, T}, torch::kInt64);
+  auto mask = torch::ones({B, T}, torch::kBool);
+  auto pos = position_ids_from_mask(mask);
+  auto step = [&] {
+    logprobs_and_entropy(m, ids, mask, pos).logprobs.sum().backward();
+    m->zero_grad();
+  };
+  step();  // untimed: faults in the activations' memory
+  for (auto _ : state) step();
+  state.counters["tokens/s"] = benchmark::Counter(double(B * T) * state.iterations(), benchmark::Counter::kIsRate);
+  m->set_attention_kernel(before);
+}
+BENCHMARK(BM_ForwardBackwardKernel)
+    ->UseRealTime()
+    ->ArgNames({"shape", "B", "T", "sdpa"})
+    ->Args({2, 1, 2048, 0})->Args({2, 1, 2048, 1})
+    ->Args({0, 2, 1024, 0})->Args({0, 2, 1024, 1})
+    ->Args({1, 1, 1024, 0})->Args({1, 1, 1024, 1})
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(2.0);
+
 // The quickstart's update micro-batch: loss over ~15% of the tokens.
 void BM_TrainStep(benchmark::State& state) {
   const int64_t B = state.range(0), T = state.range(1);

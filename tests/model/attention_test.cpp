@@ -4,6 +4,7 @@
 
 #include <limits>
 #include <torch/torch.h>
+#include <torch/version.h>
 
 #include <cmath>
 
@@ -131,6 +132,17 @@ TEST(RmsNorm, MatchesDirectFormula) {
 }
 
 namespace {
+// The kernels this build has (sdpa needs LibTorch >= 2.1): the attention
+// tests below hold for each, against the same references.
+std::vector<AttentionKernel> kernels() {
+  std::vector<AttentionKernel> k = {AttentionKernel::kEager};
+  if (sdpa_available()) k.push_back(AttentionKernel::kSdpa);
+  return k;
+}
+// Float64 inputs: the explicit kernel agrees with the references to ~1e-15;
+// the fused one sums in tiles with an online softmax.
+double tolerance(AttentionKernel kernel) { return kernel == AttentionKernel::kEager ? 1e-12 : 1e-10; }
+
 // HF eager attention: repeat_kv then softmax(q k^T / sqrt(D) + mask) v.
 torch::Tensor repeat_heads_reference(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
                                      const torch::Tensor& allowed) {
@@ -152,8 +164,14 @@ TEST(GroupedAttention, MatchesExplicitRepeatHeadsReference) {
   allowed[1].narrow(1, 0, 3).fill_(false);  // batch 1: first 3 keys are padding...
   allowed[1].narrow(0, 0, 3).narrow(1, 0, 3).copy_(torch::eye(3, torch::kBool));  // ...padding rows see themselves
   auto ref = repeat_heads_reference(q, k, v, allowed);
-  for (int64_t block : {1, 4, 256}) {
-    EXPECT_LT(max_abs_diff(grouped_attention(q, k, v, allowed, block), ref), 1e-12) << "query_block " << block;
+  for (auto kernel : kernels()) {
+    for (int64_t block : {1, 4, 256}) {
+      EXPECT_LT(max_abs_diff(grouped_attention(q, k, v, allowed, block, kernel), ref), tolerance(kernel))
+          << "query_block " << block << ", kernel " << attention_kernel_name(kernel);
+    }
+    // Arbitrary masks (no causal block skipping): the same rows.
+    EXPECT_LT(max_abs_diff(masked_attention(q, k, v, allowed, 4, kernel), ref), tolerance(kernel))
+        << attention_kernel_name(kernel);
   }
 }
 
@@ -164,9 +182,14 @@ TEST(GroupedAttention, CachedAttentionEqualsCausalAttentionOfTheLastQueries) {
   auto k = torch::randn({1, Hkv, L, D}, torch::kFloat64);
   auto v = torch::randn({1, Hkv, L, D}, torch::kFloat64);
   auto allowed = torch::ones({L, L}, torch::kBool).tril().unsqueeze(0);
-  auto ref = repeat_heads_reference(q, k, v, allowed)[0].narrow(1, L - n, n);
-  auto got = cached_attention(q[0].narrow(1, L - n, n), k[0], v[0]);
-  EXPECT_LT(max_abs_diff(got, ref), 1e-12);
+  auto ref = repeat_heads_reference(q, k, v, allowed)[0];
+  for (auto kernel : kernels()) {
+    for (int64_t m : {n, int64_t{1}}) {  // a chunk of new queries, and one
+      auto got = cached_attention(q[0].narrow(1, L - m, m), k[0], v[0], kernel);
+      EXPECT_LT(max_abs_diff(got, ref.narrow(1, L - m, m)), tolerance(kernel))
+          << m << " queries, kernel " << attention_kernel_name(kernel);
+    }
+  }
 }
 
 TEST(GroupedAttention, DecodeAttentionOfABatchEqualsEachSlotAloneWhateverTheUnwrittenCacheHolds) {
@@ -184,12 +207,15 @@ TEST(GroupedAttention, DecodeAttentionOfABatchEqualsEachSlotAloneWhateverTheUnwr
   auto q = torch::randn({B, Hq, D}, torch::kFloat64);
   auto len = torch::tensor(lengths, torch::kInt64);
   auto hidden = torch::arange(12, torch::kInt64).unsqueeze(0).ge(len.unsqueeze(1));  // [B, max_len]
-  auto got = decode_attention(q, K, V, torch::tensor(slots, torch::kInt64), hidden);
-  ASSERT_EQ(got.sizes(), (std::vector<int64_t>{B, Hq, D}));
-  for (int64_t b = 0; b < B; ++b) {
-    auto alone = cached_attention(q[b].unsqueeze(1), K[slots[b]].narrow(1, 0, lengths[b]),
-                                  V[slots[b]].narrow(1, 0, lengths[b]));  // [Hq, 1, D]
-    EXPECT_LT(max_abs_diff(got[b], alone.squeeze(1)), 1e-12) << "row " << b;
+  for (auto kernel : kernels()) {
+    auto got = decode_attention(q, K, V, torch::tensor(slots, torch::kInt64), hidden, kernel);
+    ASSERT_EQ(got.sizes(), (std::vector<int64_t>{B, Hq, D}));
+    for (int64_t b = 0; b < B; ++b) {
+      auto alone = cached_attention(q[b].unsqueeze(1), K[slots[b]].narrow(1, 0, lengths[b]),
+                                    V[slots[b]].narrow(1, 0, lengths[b]));  // [Hq, 1, D], eager
+      EXPECT_LT(max_abs_diff(got[b], alone.squeeze(1)), tolerance(kernel))
+          << "row " << b << ", kernel " << attention_kernel_name(kernel);
+    }
   }
 }
 
@@ -214,13 +240,33 @@ TEST(GroupedAttention, ChunkAttentionOfPaddedChunksEqualsEachChunkAloneWhateverT
       hidden[c][i].narrow(0, 0, last + 1).fill_(false);
     }
   }
-  auto got = chunk_attention(q, K, V, torch::tensor(slots, torch::kInt64), hidden);
-  ASSERT_EQ(got.sizes(), (std::vector<int64_t>{C, qmax, Hq, D}));
-  EXPECT_FALSE(got.isnan().any().item<bool>());
-  for (int64_t c = 0; c < C; ++c) {
-    const int64_t n = starts[c] + lens[c];
-    auto alone = cached_attention(q[c].narrow(0, 0, lens[c]).transpose(0, 1).contiguous(),
-                                  K[slots[c]].narrow(1, 0, n), V[slots[c]].narrow(1, 0, n));  // [Hq, len, D]
-    EXPECT_LT(max_abs_diff(got[c].narrow(0, 0, lens[c]), alone.transpose(0, 1)), 1e-12) << "chunk " << c;
+  for (auto kernel : kernels()) {
+    auto got = chunk_attention(q, K, V, torch::tensor(slots, torch::kInt64), hidden, kernel);
+    ASSERT_EQ(got.sizes(), (std::vector<int64_t>{C, qmax, Hq, D}));
+    EXPECT_FALSE(got.isnan().any().item<bool>()) << attention_kernel_name(kernel);
+    for (int64_t c = 0; c < C; ++c) {
+      const int64_t n = starts[c] + lens[c];
+      auto alone = cached_attention(q[c].narrow(0, 0, lens[c]).transpose(0, 1).contiguous(),
+                                    K[slots[c]].narrow(1, 0, n), V[slots[c]].narrow(1, 0, n));  // [Hq, len, D], eager
+      EXPECT_LT(max_abs_diff(got[c].narrow(0, 0, lens[c]), alone.transpose(0, 1)), tolerance(kernel))
+          << "chunk " << c << ", kernel " << attention_kernel_name(kernel);
+    }
   }
+}
+
+TEST(AttentionKernel, AutoIsSdpaWhereTheLibTorchHasItAndAnUnavailableOrUnknownKernelIsAConfigError) {
+  EXPECT_EQ(resolve_attention_kernel("eager"), AttentionKernel::kEager);
+  EXPECT_EQ(resolve_attention_kernel("auto"), sdpa_available() ? AttentionKernel::kSdpa : AttentionKernel::kEager);
+  if (sdpa_available()) {
+    EXPECT_EQ(resolve_attention_kernel("sdpa"), AttentionKernel::kSdpa);
+  } else {
+    try {
+      resolve_attention_kernel("sdpa");
+      ADD_FAILURE() << "sdpa accepted on LibTorch " << TORCH_VERSION;
+    } catch (const agentrl::ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("model.attention: sdpa needs LibTorch >= 2.1"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(TORCH_VERSION), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_THROW(resolve_attention_kernel("flash"), agentrl::ConfigError);
 }

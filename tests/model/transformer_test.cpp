@@ -3,6 +3,7 @@
 // forward pass against an independent naive re-implementation.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
+#include <torch/version.h>
 
 #include <cmath>
 #include <set>
@@ -278,4 +279,65 @@ TEST(TransformerLM, LongSequenceSpanningSeveralQueryBlocksMatchesCachedDecoding)
   m->forward_cached(ids[0].narrow(0, 0, T - 1), {{0, 0, T - 1}}, cache);
   auto h = m->forward_cached(ids[0].narrow(0, T - 1, 1), {{0, T - 1, 1}}, cache);
   EXPECT_LT(max_abs_diff(m->logits(h)[0], full[T - 1]), 1e-5);
+}
+
+namespace {
+
+// Logits of a left-padded batch of a long sequence (several query blocks)
+// and a short one, their parameter gradients under a fixed random loss, and
+// the logits of a mixed cached step (decode rows and prefill chunks).
+struct KernelRun {
+  torch::Tensor logits;
+  std::vector<torch::Tensor> grads;
+  torch::Tensor cached;
+};
+
+KernelRun run_with(TransformerLM& m, AttentionKernel kernel, bool checkpointing) {
+  m->set_attention_kernel(kernel);
+  m->set_gradient_checkpointing(checkpointing);
+  m->zero_grad();
+  const int64_t T = 300;
+  auto ids = random_ids(2, T, m->args().vocab_size, 31);
+  auto mask = full_mask(2, T);
+  mask[1].narrow(0, 0, 200).fill_(false);  // row 1: 200 pads, then 100 tokens
+  auto pos = arange_positions(2, T);
+  pos[1].narrow(0, 0, 200).zero_();
+  pos[1].narrow(0, 200, 100).copy_(torch::arange(100));
+  KernelRun r;
+  r.logits = m->forward(ids, pos, mask);
+  torch::manual_seed(32);
+  auto w = torch::randn(r.logits.sizes()) * mask.unsqueeze(-1);
+  (r.logits * w).sum().backward();
+  for (auto& p : m->parameters()) r.grads.push_back(p.grad().clone());
+  torch::NoGradGuard g;
+  KvCache cache(m->args(), 3, 64, torch::kFloat32, torch::kCPU);
+  auto a = random_ids(1, 40, m->args().vocab_size, 33)[0], b = random_ids(1, 30, m->args().vocab_size, 34)[0];
+  m->forward_cached(a.narrow(0, 0, 39), {{0, 0, 39}}, cache);
+  m->forward_cached(b.narrow(0, 0, 10), {{2, 0, 10}}, cache);
+  m->forward_cached(b.narrow(0, 0, 7), {{1, 0, 7}}, cache);
+  // One step: a decode row for slot 0 and two prefill chunks (slots 2, 1).
+  r.cached = m->logits(m->forward_cached(torch::cat({a.narrow(0, 39, 1), b.narrow(0, 10, 20), b.narrow(0, 7, 23)}),
+                                         {{0, 39, 1}, {2, 10, 20}, {1, 7, 23}}, cache));
+  m->set_attention_kernel(AttentionKernel::kEager);
+  return r;
+}
+
+}  // namespace
+
+TEST(TransformerLM, SdpaKernelGivesTheEagerLogitsGradientsAndCachedSteps) {
+  if (!sdpa_available()) GTEST_SKIP() << "LibTorch " << TORCH_VERSION << " has no scaled_dot_product_attention (>= 2.1)";
+  auto a = tiny_args("qwen3");
+  auto m = tiny_model(a);
+  for (bool ckpt : {false, true}) {
+    auto eager = run_with(m, AttentionKernel::kEager, ckpt);
+    auto sdpa = run_with(m, AttentionKernel::kSdpa, ckpt);
+    EXPECT_LT(max_abs_diff(sdpa.logits.narrow(1, 200, 100), eager.logits.narrow(1, 200, 100)), 1e-4) << ckpt;
+    EXPECT_LT(max_abs_diff(sdpa.logits[0], eager.logits[0]), 1e-4) << ckpt;
+    ASSERT_EQ(sdpa.grads.size(), eager.grads.size());
+    for (size_t i = 0; i < eager.grads.size(); ++i) {
+      const double scale = std::max(1.0, eager.grads[i].abs().max().item<double>());
+      EXPECT_LT(max_abs_diff(sdpa.grads[i], eager.grads[i]) / scale, 1e-4) << "parameter " << i << ", ckpt " << ckpt;
+    }
+    EXPECT_LT(max_abs_diff(sdpa.cached, eager.cached), 1e-4) << ckpt;
+  }
 }

@@ -6,16 +6,43 @@
 // G query heads that share a KV head are folded into the row dimension, so K
 // and V are never repeated in memory (HF's repeat_kv is avoided).
 //
+// Two kernels compute softmax(q k^T / sqrt(D) + mask) v (AttentionKernel):
+// the explicit one above, on every LibTorch, and LibTorch's fused
+// scaled_dot_product_attention where the LibTorch has it (>= 2.1): where it
+// picks a fused kernel (flash attention, on CPU and CUDA) the keys are tiled
+// and no score tensor is in memory. Both give the same outputs up to float
+// rounding (tests/model/attention_test).
+//
 // Users: TransformerLM (model/transformer.h). Thread-safety: as torch modules.
 #pragma once
 
 #include <torch/torch.h>
+
+#include <string>
 
 #include "agentrl/model/dense.h"
 #include "agentrl/model/model_args.h"
 #include "agentrl/model/norm.h"
 
 namespace agentrl::model {
+
+enum class AttentionKernel {
+  kEager,  // explicit matmul, mask bias, softmax (fp32), matmul: every LibTorch
+  kSdpa,   // at::scaled_dot_product_attention: LibTorch >= 2.1 only
+};
+
+// True when this build's LibTorch has scaled_dot_product_attention with a
+// `scale` argument (>= 2.1).
+bool sdpa_available();
+// model.attention: "auto" (sdpa where available, else eager) | "eager" |
+// "sdpa". Throws ConfigError for "sdpa" on a LibTorch without it (naming
+// the version found) and for any other name.
+AttentionKernel resolve_attention_kernel(const std::string& name);
+// "eager" | "sdpa".
+const char* attention_kernel_name(AttentionKernel kernel);
+
+// Every function below takes the kernel as its last argument (default
+// eager); kSdpa on a build without it throws c10::Error.
 
 // Core attention for full sequences.
 //   q: [B, Hq, T, D], k/v: [B, Hkv, T, D] (Hq % Hkv == 0; query head h uses
@@ -25,20 +52,23 @@ namespace agentrl::model {
 //   and every row must allow at least one key. Returns [B, Hq, T, D].
 // query_block: queries per block (bounds the [B,Hq,block,T] score memory).
 torch::Tensor grouped_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
-                                const torch::Tensor& allowed, int64_t query_block = 256);
+                                const torch::Tensor& allowed, int64_t query_block = 256,
+                                AttentionKernel kernel = AttentionKernel::kEager);
 
 // Attention of Q queries at arbitrary positions against all T keys (no
 // causal block skipping: allowed alone decides).
 //   q: [B, Hq, Q, D]; k/v: [B, Hkv, T, D]; allowed: [B, Q, T] bool, every row
 //   allowing at least one key. Returns [B, Hq, Q, D].
 torch::Tensor masked_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
-                               const torch::Tensor& allowed, int64_t query_block = 256);
+                               const torch::Tensor& allowed, int64_t query_block = 256,
+                               AttentionKernel kernel = AttentionKernel::kEager);
 
 // Attention of n new queries of one sequence against its cache.
 //   q: [Hq, n, D]; k/v: [Hkv, L, D] (cached keys incl. the n new ones at the
 //   end, L >= n); query i sits at position L-n+i and sees keys [0, L-n+i].
 // Returns [Hq, n, D].
-torch::Tensor cached_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v);
+torch::Tensor cached_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                               AttentionKernel kernel = AttentionKernel::kEager);
 
 // Attention of B single-token queries (a decode step), each against the
 // first lengths[b] keys of its own cache slot, as one batched computation:
@@ -49,7 +79,8 @@ torch::Tensor cached_attention(const torch::Tensor& q, const torch::Tensor& k, c
 // Equal to cached_attention of each query against its slot's keys (the
 // padding gets weight exactly 0).
 torch::Tensor decode_attention(const torch::Tensor& q, const torch::Tensor& k_cache, const torch::Tensor& v_cache,
-                               const torch::Tensor& slots, const torch::Tensor& hidden);
+                               const torch::Tensor& slots, const torch::Tensor& hidden,
+                               AttentionKernel kernel = AttentionKernel::kEager);
 
 // Attention of S chunks of queries (a step's prefill chunks), each against
 // the first keys of its own cache slot, as one batched computation.
@@ -62,7 +93,8 @@ torch::Tensor decode_attention(const torch::Tensor& q, const torch::Tensor& k_ca
 // Returns [S, Qmax, Hq, D]; the rows of a real chunk equal cached_attention
 // of that chunk against its slot's keys (up to float rounding).
 torch::Tensor chunk_attention(const torch::Tensor& q, const torch::Tensor& k_cache, const torch::Tensor& v_cache,
-                              const torch::Tensor& slots, const torch::Tensor& hidden);
+                              const torch::Tensor& slots, const torch::Tensor& hidden,
+                              AttentionKernel kernel = AttentionKernel::kEager);
 
 class AttentionImpl : public torch::nn::Module {
  public:
@@ -94,6 +126,7 @@ class AttentionImpl : public torch::nn::Module {
 
   int64_t num_heads, num_kv_heads, head_dim;
   double eps;
+  AttentionKernel kernel = AttentionKernel::kEager;  // TransformerLM::set_attention_kernel
 };
 TORCH_MODULE(Attention);
 

@@ -63,6 +63,7 @@ struct PolicyConfig {
   std::string dtype = "float32";  // float32 | bfloat16
   std::string device = "auto";    // cpu | cuda | auto
   bool gradient_checkpointing = false;
+  std::string attention = "auto";  // auto | eager | sdpa (model/attention.h)
   int64_t logprob_chunk_tokens = 1024;
   LoraConfig lora;
 

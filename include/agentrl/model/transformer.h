@@ -156,6 +156,12 @@ class TransformerLMImpl : public torch::nn::Module {
   void set_gradient_checkpointing(bool on) { gradient_checkpointing_ = on; }
   bool gradient_checkpointing() const { return gradient_checkpointing_; }
 
+  // The attention kernel of every layer, in training and in forward_cached
+  // (attention.h; eager by default). The engine and the trainer share the
+  // model, so their log-probs round alike either way.
+  void set_attention_kernel(AttentionKernel kernel);
+  AttentionKernel attention_kernel() const { return attention_kernel_; }
+
   // Deterministic init from `seed`: every matrix and the embedding ~ N(0,
   // std^2) (HF initializer_range), biases 0, norm weights 1. Same seed -> same
   // weights on every platform (drawn from agentrl::Rng, then copied).
@@ -179,6 +185,7 @@ class TransformerLMImpl : public torch::nn::Module {
 
   ModelArgs args_;
   bool gradient_checkpointing_ = false;
+  AttentionKernel attention_kernel_ = AttentionKernel::kEager;
   torch::Tensor inv_freq_;  // RoPE inverse frequencies [head_dim/2], float32 (or float64)
 };
 TORCH_MODULE(TransformerLM);
