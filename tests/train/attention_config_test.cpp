@@ -9,20 +9,14 @@
 #include "agentrl/model/attention.h"
 #include "agentrl/train/experiment_config.h"
 #include "agentrl/train/run_setup.h"
+#include "train/train_test_support.h"
 
 namespace agentrl::train {
 namespace {
 
 const std::string kConfig = std::string(AGENTRL_SOURCE_DIR) + "/tests/data/tiny_alfworld.yaml";
 
-std::string error_of(const std::vector<std::string>& overrides) {
-  try {
-    load_experiment_config(kConfig, overrides);
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "(accepted)";
-}
+std::string error_of(const std::vector<std::string>& overrides) { return testing::config_error(kConfig, overrides); }
 
 TEST(AttentionConfig, AutoByDefaultEagerAlwaysSdpaOnlyWhereTheLibTorchHasIt) {
   EXPECT_EQ(load_experiment_config(kConfig, {}).model.attention, "auto");

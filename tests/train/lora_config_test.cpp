@@ -21,14 +21,7 @@ namespace {
 
 const std::string kConfig = std::string(AGENTRL_SOURCE_DIR) + "/tests/data/tiny_alfworld.yaml";
 
-std::string error_of(const std::vector<std::string>& overrides) {
-  try {
-    load_experiment_config(kConfig, overrides);
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "(accepted)";
-}
+std::string error_of(const std::vector<std::string>& overrides) { return testing::config_error(kConfig, overrides); }
 
 TEST(LoraConfig, DefaultsArePeftsAndOverridesReachTheAdapterOptions) {
   auto cfg = load_experiment_config(kConfig, {});

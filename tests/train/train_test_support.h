@@ -1,9 +1,15 @@
-// Shared helper of the train-layer tests: the tiny policy they update.
+// Shared helpers of the train-layer tests: the tiny policy they update, and
+// the error a config load gives.
 #pragma once
 
 #include <torch/torch.h>
 
+#include <string>
+#include <vector>
+
+#include "agentrl/core/error.h"
 #include "agentrl/model/transformer.h"
+#include "agentrl/train/experiment_config.h"
 
 namespace agentrl::train::testing {
 
@@ -25,6 +31,17 @@ inline model::TransformerLM tiny_train_model(double std = 0.02, torch::Dtype dty
   m->init_weights(3, std);
   m->to(torch::kCPU, dtype);
   return m;
+}
+
+// The ConfigError message of loading `path` with `overrides`, or
+// "(accepted)" when it loads.
+inline std::string config_error(const std::string& path, const std::vector<std::string>& overrides) {
+  try {
+    load_experiment_config(path, overrides);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "(accepted)";
 }
 
 }  // namespace agentrl::train::testing
