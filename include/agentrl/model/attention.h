@@ -9,7 +9,8 @@
 // Two kernels compute softmax(q k^T / sqrt(D) + mask) v (AttentionKernel):
 // the explicit one above, on every LibTorch, and LibTorch's fused
 // scaled_dot_product_attention where the LibTorch has it (>= 2.1): where it
-// picks a fused kernel (flash attention, on CPU and CUDA) the keys are tiled
+// picks a fused kernel (flash attention on CPU; on CUDA the memory-efficient
+// one, as flash attention there takes no mask) the keys are tiled
 // and no score tensor is in memory. Both give the same outputs up to float
 // rounding (tests/model/attention_test).
 //
