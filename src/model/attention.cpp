@@ -140,16 +140,12 @@ torch::Tensor cached_attention(const torch::Tensor& q, const torch::Tensor& k, c
   const double scale = 1.0 / std::sqrt(static_cast<double>(D));
   const int64_t past = L - n;
   if (kernel == AttentionKernel::kSdpa) {
-    // One call: query i (position past+i) sees keys j <= past+i; a single
-    // query sees every key and needs no mask.
-    torch::Tensor mask;
-    if (n > 1) {
-      const auto i64 = torch::TensorOptions().dtype(torch::kInt64).device(q.device());
-      auto allowed = torch::arange(L, i64).unsqueeze(0) <= torch::arange(past, L, i64).unsqueeze(1);  // [n, L]
-      mask = allowed.unsqueeze(0).expand({G, n, L}).reshape({1, 1, G * n, L});
-    }
-    auto qb = q.reshape({1, Hkv, G * n, D});
-    return sdpa(qb, k.unsqueeze(0), v.unsqueeze(0), mask, scale).reshape({Hq, n, D});
+    // One block: query i (position past+i) sees keys j <= past+i.
+    const auto i64 = torch::TensorOptions().dtype(torch::kInt64).device(q.device());
+    auto allowed = torch::arange(L, i64).unsqueeze(0) <= torch::arange(past, L, i64).unsqueeze(1);  // [n, L]
+    auto out = attend_block(q.reshape({1, Hkv, G * n, D}), k.unsqueeze(0), v.unsqueeze(0), allowed.unsqueeze(0), G,
+                            kernel);  // [1, Hkv, G, n, D]
+    return out.reshape({Hq, n, D});
   }
   auto qg = q.reshape({Hkv, G, n, D});
   constexpr int64_t kBlock = 256;
