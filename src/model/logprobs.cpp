@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "token_stats_kernel.h"
+
 namespace agentrl::model {
 namespace {
 
@@ -56,26 +58,44 @@ torch::Tensor chunk_logit_grad(const torch::Tensor& h, const torch::Tensor& w, c
 // log-softmax (Bishop 2006, eq. 4.106-style) — with z the logits:
 //   d logp_y / dz_j = 1[j = y] - p_j
 //   d H / dz_j      = -p_j (log p_j + H)
-// so neither pass keeps more than one block of logits alive.
+// so neither pass keeps more than one block of logits alive. With `fused`
+// (blocks on the CPU) the row statistics and the block's gradient come from
+// token_stats_kernel.h: two read passes forward, one read-write pass backward
+// from the saved log-sum-exp and entropy, no [chunk, V] temporaries.
 struct ChunkedStatsFn : public torch::autograd::Function<ChunkedStatsFn> {
   static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& hidden,
                                                 const torch::Tensor& weight, const torch::Tensor& targets,
-                                                int64_t chunk, bool want_prob_sq) {
+                                                int64_t chunk, bool want_prob_sq, bool fused) {
     const int64_t N = hidden.size(0);
     auto opts = torch::TensorOptions().dtype(compute_dtype(hidden)).device(hidden.device());
     auto lp = torch::zeros({N}, opts), ent = torch::zeros({N}, opts);
     auto psq = want_prob_sq ? torch::zeros({N}, opts) : torch::zeros({0}, opts);
+    fused = fused && detail::fused_stats_supported(lp);
+    auto lse = fused ? torch::zeros({N}, opts) : torch::zeros({0}, opts);
     const auto w = weight.to(compute_dtype(hidden));  // once per call, not per chunk
     for (int64_t s = 0; s < N; s += chunk) {
       const int64_t c = std::min(chunk, N - s);
+      auto tg = targets.narrow(0, s, c);
+      if (fused) {
+        auto z = torch::nn::functional::linear(hidden.narrow(0, s, c).to(w.scalar_type()), w).contiguous();
+        detail::fused_row_stats(z, tg, {lp.narrow(0, s, c), ent.narrow(0, s, c),
+                                        want_prob_sq ? psq.narrow(0, s, c) : torch::Tensor(), lse.narrow(0, s, c)});
+        continue;
+      }
       auto st = chunk_stats(hidden.narrow(0, s, c), w);
-      lp.narrow(0, s, c).copy_(st.logp.gather(1, targets.narrow(0, s, c).unsqueeze(1)).squeeze(1));
+      lp.narrow(0, s, c).copy_(st.logp.gather(1, tg.unsqueeze(1)).squeeze(1));
       ent.narrow(0, s, c).copy_(st.ent);
       if (want_prob_sq) psq.narrow(0, s, c).copy_((st.p * st.p).sum(-1));
     }
-    ctx->save_for_backward({hidden, weight, targets});
+    // The fused backward needs each row's log-sum-exp and entropy (a copy:
+    // the caller owns the returned entropy).
+    ctx->save_for_backward({hidden, weight, targets, lse, fused ? ent.clone() : lse});
     ctx->saved_data["chunk"] = chunk;
+    ctx->saved_data["fused"] = fused;
     ctx->mark_non_differentiable({psq});
+    // An output outside the loss gets no gradient (not zeros): the backward
+    // then skips its term.
+    ctx->set_materialize_grads(false);
     return {lp, ent, psq};
   }
 
@@ -86,18 +106,27 @@ struct ChunkedStatsFn : public torch::autograd::Function<ChunkedStatsFn> {
     const auto& weight = saved[1];
     const auto& targets = saved[2];
     const int64_t chunk = ctx->saved_data["chunk"].toInt();
-    const auto& g_lp = grads[0];
-    const auto& g_ent = grads[1];
+    const bool fused = ctx->saved_data["fused"].toBool();
     const int64_t N = hidden.size(0);
     const auto cd = compute_dtype(hidden);
+    const auto g_lp = grads[0].defined() ? grads[0].to(cd).contiguous() : grads[0];
+    const auto g_ent = grads[1].defined() ? grads[1].to(cd).contiguous() : grads[1];
+    auto part = [](const torch::Tensor& g, int64_t s, int64_t c) { return g.defined() ? g.narrow(0, s, c) : g; };
     auto grad_h = torch::empty_like(hidden);
     torch::Tensor grad_w;  // the first chunk's product, then accumulated in place (no [V,H] zeros, no temporaries)
     const auto w = weight.to(cd);
     for (int64_t s = 0; s < N; s += chunk) {
       const int64_t c = std::min(chunk, N - s);
       auto h = hidden.narrow(0, s, c);
-      auto gz = chunk_logit_grad(h, w, targets.narrow(0, s, c), g_lp.defined() ? g_lp.narrow(0, s, c) : g_lp,
-                                 g_ent.defined() ? g_ent.narrow(0, s, c) : g_ent);
+      auto tg = targets.narrow(0, s, c);
+      torch::Tensor gz;
+      if (fused) {
+        gz = torch::nn::functional::linear(h.to(cd), w).contiguous();
+        detail::fused_logit_grad_(gz, tg, saved[3].narrow(0, s, c), saved[4].narrow(0, s, c), part(g_lp, s, c),
+                                  part(g_ent, s, c));
+      } else {
+        gz = chunk_logit_grad(h, w, tg, part(g_lp, s, c), part(g_ent, s, c));
+      }
       grad_h.narrow(0, s, c).copy_(torch::matmul(gz, w));  // fp32 product, rounded once into grad_h's dtype
       if (!weight.requires_grad()) continue;
       if (grad_w.defined()) {
@@ -106,8 +135,8 @@ struct ChunkedStatsFn : public torch::autograd::Function<ChunkedStatsFn> {
         grad_w = torch::matmul(gz.transpose(0, 1), h.to(cd));
       }
     }
-    return {grad_h, grad_w.defined() ? grad_w.to(weight.scalar_type()) : torch::Tensor(), torch::Tensor(),
-            torch::Tensor(), torch::Tensor()};
+    const auto none = torch::Tensor();
+    return {grad_h, grad_w.defined() ? grad_w.to(weight.scalar_type()) : none, none, none, none, none};
   }
 };
 
@@ -116,7 +145,8 @@ struct ChunkedStatsFn : public torch::autograd::Function<ChunkedStatsFn> {
 TokenStats chunked_token_stats(const torch::Tensor& hidden, const torch::Tensor& weight, const torch::Tensor& targets,
                                const LogprobOptions& opts) {
   TORCH_CHECK(opts.chunk_tokens >= 1, "chunk_tokens must be >= 1");
-  auto out = ChunkedStatsFn::apply(hidden, weight, targets.to(torch::kInt64), opts.chunk_tokens, opts.want_prob_sq);
+  auto out = ChunkedStatsFn::apply(hidden, weight, targets.to(torch::kInt64).contiguous(), opts.chunk_tokens,
+                                   opts.want_prob_sq, opts.fused);
   TokenStats r;
   r.logprobs = out[0].to(torch::kFloat32);
   r.entropy = opts.entropy_grad ? out[1].to(torch::kFloat32) : out[1].detach().to(torch::kFloat32);

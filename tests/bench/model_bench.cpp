@@ -42,8 +42,9 @@ void BM_Matmul(benchmark::State& state) {
 BENCHMARK(BM_Matmul)->UseRealTime()->Args({512, 896, 4864})->Args({512, 4864, 896})->Args({1, 896, 4864})->Unit(benchmark::kMillisecond);
 
 // Forward (and backward) over B x T tokens, loss = sum of chunked log-probs;
-// a fourth arg of 1 turns per-layer gradient checkpointing on.
-void run_model(benchmark::State& state, bool backward) {
+// a fourth arg of 1 turns per-layer gradient checkpointing on; `fused`: the
+// loss's fused CPU kernels (LogprobOptions::fused) or the ATen ops.
+void run_model(benchmark::State& state, bool backward, bool fused = true) {
   const int64_t which = state.range(0), B = state.range(1), T = state.range(2);
   const bool checkpointing = state.range(3) != 0;
   auto& m = model_for(which);
@@ -51,14 +52,16 @@ void run_model(benchmark::State& state, bool backward) {
   auto ids = torch::randint(m->args().vocab_size, {B, T}, torch::kInt64);
   auto mask = torch::ones({B, T}, torch::kBool);
   auto pos = position_ids_from_mask(mask);
+  LogprobOptions o;
+  o.fused = fused;
   auto step = [&] {
     if (backward) {
-      auto st = logprobs_and_entropy(m, ids, mask, pos);
+      auto st = logprobs_and_entropy(m, ids, mask, pos, o);
       st.logprobs.sum().backward();
       m->zero_grad();
     } else {
       torch::NoGradGuard g;
-      benchmark::DoNotOptimize(logprobs_and_entropy(m, ids, mask, pos).logprobs);
+      benchmark::DoNotOptimize(logprobs_and_entropy(m, ids, mask, pos, o).logprobs);
     }
   };
   // Untimed warm-up: the first step faults in its activations' memory (the
@@ -78,6 +81,50 @@ BENCHMARK(BM_Forward)->UseRealTime()->Args({0, 4, 256, 0})->Args({1, 1, 256, 0})
     ->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_ForwardBackward)->UseRealTime()->Args({0, 4, 256, 0})->Args({1, 1, 256, 0})->Args({1, 1, 256, 1})
     ->Args({1, 1, 1024, 0})->Args({1, 1, 1024, 1})->Unit(benchmark::kMillisecond)->Iterations(2);
+
+// The loss's fused CPU kernels against its ATen ops, whole model: Args
+// {shape, B, T, checkpointing, fused, backward}.
+void BM_ModelLoss(benchmark::State& s) { run_model(s, s.range(5) != 0, s.range(4) != 0); }
+BENCHMARK(BM_ModelLoss)
+    ->UseRealTime()
+    ->ArgNames({"shape", "B", "T", "ckpt", "fused", "bwd"})
+    ->Args({1, 1, 1024, 0, 0, 0})->Args({1, 1, 1024, 0, 1, 0})
+    ->Args({1, 1, 256, 0, 0, 1})->Args({1, 1, 256, 0, 1, 1})
+    ->Args({1, 1, 1024, 0, 0, 1})->Args({1, 1, 1024, 0, 1, 1})
+    ->Args({2, 4, 512, 0, 0, 1})->Args({2, 4, 512, 0, 1, 1})
+    ->Unit(benchmark::kMillisecond)->Iterations(2);
+
+// The loss head alone (chunked_token_stats over T rows of hidden size H and a
+// [V, H] lm head, forward + backward), fused kernels against ATen ops: Args
+// {V, H, T, fused, entropy_grad}. V 151936 / H 896 is the 0.5B head.
+void BM_LossHead(benchmark::State& state) {
+  const int64_t V = state.range(0), H = state.range(1), T = state.range(2);
+  LogprobOptions o;
+  o.fused = state.range(3) != 0;
+  o.entropy_grad = state.range(4) != 0;
+  torch::manual_seed(1);
+  auto hidden = torch::randn({T, H}).requires_grad_(true);
+  auto weight = (torch::randn({V, H}) * 0.05).requires_grad_(true);
+  auto targets = torch::randint(V, {T}, torch::kInt64);
+  auto step = [&] {
+    auto st = chunked_token_stats(hidden, weight, targets, o);
+    auto loss = st.logprobs.sum();
+    if (o.entropy_grad) loss = loss + 0.01 * st.entropy.sum();
+    loss.backward();
+    hidden.mutable_grad().reset();
+    weight.mutable_grad().reset();
+  };
+  step();
+  for (auto _ : state) step();
+  state.counters["rows/s"] = benchmark::Counter(double(T) * state.iterations(), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_LossHead)
+    ->UseRealTime()
+    ->ArgNames({"V", "H", "T", "fused", "ent"})
+    ->Args({151936, 896, 1024, 0, 0})->Args({151936, 896, 1024, 1, 0})
+    ->Args({151936, 896, 1024, 0, 1})->Args({151936, 896, 1024, 1, 1})
+    ->Args({1000, 128, 4096, 0, 0})->Args({1000, 128, 4096, 1, 0})
+    ->Unit(benchmark::kMillisecond)->MinTime(2.0);
 
 // The two attention kernels side by side (attention.h), forward + backward:
 // Args {shape, B, T, kernel} with kernel 0 = eager, 1 = sdpa (skipped on a

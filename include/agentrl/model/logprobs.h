@@ -31,6 +31,11 @@ struct LogprobOptions {
   int64_t chunk_tokens = 1024;  // rows of logits materialised at once
   bool entropy_grad = false;    // let gradients flow through entropy
   bool want_prob_sq = false;    // fill prob_sq_sum (else it is undefined)
+  // CPU blocks: the fused row kernels (one pass per statistic group instead
+  // of ATen's log_softmax / exp / p log p chain, same values within float
+  // rounding). false: the ATen ops on every device (the reference in tests
+  // and benchmarks). Other devices always take the ATen ops.
+  bool fused = true;
   // [B,T] bool (optional): compute the stats only where true (and a
   // prediction exists); they are 0 elsewhere. The model's last layer and the
   // logits then run for those positions only (forward_hidden_rows): the
