@@ -331,7 +331,8 @@ torch::Tensor to_device(const std::vector<int64_t>& v, const torch::Device& dev)
 }
 
 DecodeBatch decode_batch(const std::vector<CacheSegment>& segments, const std::vector<size_t>& which,
-                         const std::vector<int64_t>& offsets, const torch::Device& dev) {
+                         const std::vector<int64_t>& offsets, const torch::Device& dev, int64_t kv_multiple,
+                         int64_t capacity) {
   std::vector<int64_t> rows, slots, positions;
   int64_t max_len = 0;
   for (size_t i : which) {
@@ -340,6 +341,7 @@ DecodeBatch decode_batch(const std::vector<CacheSegment>& segments, const std::v
     positions.push_back(segments[i].start);
     max_len = std::max(max_len, segments[i].start + 1);
   }
+  if (kv_multiple > 1) max_len = std::min(capacity, (max_len + kv_multiple - 1) / kv_multiple * kv_multiple);
   DecodeBatch d;
   d.all = which.size() == segments.size();
   d.rows = to_device(rows, dev);
@@ -382,7 +384,8 @@ ChunkBatch chunk_batch(const std::vector<CacheSegment>& segments, const std::vec
 
 // Chunks go into padded batches in step order while the batch's score
 // tensor (chunks x Hq x qmax x L) stays under kChunkScores elements.
-StepPlan step_plan(const std::vector<CacheSegment>& segments, int64_t num_heads, const torch::Device& dev) {
+StepPlan step_plan(const std::vector<CacheSegment>& segments, int64_t num_heads, const torch::Device& dev,
+                   int64_t kv_multiple, int64_t capacity) {
   constexpr int64_t kChunkScores = int64_t{1} << 24;
   StepPlan p;
   std::vector<int64_t> slots, positions;
@@ -408,7 +411,7 @@ StepPlan step_plan(const std::vector<CacheSegment>& segments, int64_t num_heads,
   }
   p.slots = to_device(slots, dev);
   p.positions = to_device(positions, dev);
-  if (decode.size() >= 2) p.dec = decode_batch(segments, decode, p.offsets, dev);
+  if (decode.size() >= 2) p.dec = decode_batch(segments, decode, p.offsets, dev, kv_multiple, capacity);
   else p.alone = decode;
   for (const auto& g : groups) {
     if (g.size() >= 2) p.chunks.push_back(chunk_batch(segments, g, p.offsets, dev));
@@ -454,7 +457,7 @@ torch::Tensor cached_step_attention(const torch::Tensor& q, const torch::Tensor&
 }  // namespace
 
 torch::Tensor TransformerLMImpl::forward_cached(const torch::Tensor& tokens, const std::vector<CacheSegment>& segments,
-                                                KvCache& cache) {
+                                                KvCache& cache, int64_t decode_kv_multiple) {
   torch::NoGradGuard no_grad;
   const auto dt = dtype();
   const auto dev = device();
@@ -471,7 +474,8 @@ torch::Tensor TransformerLMImpl::forward_cached(const torch::Tensor& tokens, con
   auto inv = dt == torch::kFloat64 ? rope_inv_freq(args_, effective_head_dim(args_), torch::kFloat64).to(dev) : inv_freq_;
   auto [cos, sin] = rope_cos_sin(pos_t, inv, dt);  // [N,D]
   auto h = torch::embedding(model->embed_tokens->weight, tokens.to(dev, torch::kInt64));  // [N,H]
-  const StepPlan plan = step_plan(segments, args_.num_attention_heads, dev);
+  TORCH_CHECK(decode_kv_multiple >= 1, "forward_cached: decode_kv_multiple must be >= 1");
+  const StepPlan plan = step_plan(segments, args_.num_attention_heads, dev, decode_kv_multiple, cache.capacity());
   for (size_t l = 0; l < model->layers.size(); ++l) {
     auto& layer = model->layers[l];
     auto& attn = layer->self_attn;

@@ -28,6 +28,10 @@ void EngineOptions::visit(config::Visitor& v) {
   v.field("device", device, "auto = the model's device; cpu/cuda must match the model's device",
           {"auto", "cpu", "cuda"});
   v.field("keep_finished", keep_finished, "keep finished sequences of a cache_key for prefix reuse");
+  v.field("static_decode_shapes", static_decode_shapes,
+          "pad decode-only steps to power-of-two rows and their keys to a multiple of 128: equal shapes step to "
+          "step, what CUDA graph capture needs (capture itself is not built yet); one KV slot becomes the pad "
+          "rows' scratch");
 }
 
 namespace {
@@ -90,7 +94,8 @@ struct GenerationEngine::Impl {
   EngineOptions opt;
   std::vector<int32_t> eos;
   std::unique_ptr<model::KvCache> cache;
-  int64_t limit = 0;  // max tokens per sequence
+  int64_t limit = 0;     // max tokens per sequence
+  int64_t scratch = -1;  // the pad rows' KV slot under static decode shapes (-1: off)
 
   std::shared_mutex weights_mu;
   std::atomic<uint64_t> version{0};
@@ -114,6 +119,7 @@ struct GenerationEngine::Impl {
   void admit(std::deque<SeqPtr>& from, bool from_job);
   int admit_one(const SeqPtr& s);
   void step();
+  int64_t pad_decode_step(std::vector<model::CacheSegment>& segs, std::vector<int64_t>& feed);
   void finish(const SeqPtr& s, FinishReason why);
   void deliver(const SeqPtr& s);
   void fail_active(std::exception_ptr e);
@@ -159,6 +165,13 @@ GenerationEngine::GenerationEngine(model::TransformerLM model, std::shared_ptr<c
   I.cache = std::make_unique<model::KvCache>(model->args(), slots, options_.max_seq_len, model->dtype(),
                                              model->device());
   I.limit = std::min(options_.max_seq_len, model->args().max_position_embeddings);
+  if (options_.static_decode_shapes) {
+    if (slots < 2)
+      throw ConfigError("engine.static_decode_shapes needs 2 KV slots (one holds the pad rows), but "
+                        "engine.kv_budget_tokens / engine.max_seq_len = " + std::to_string(options_.kv_budget_tokens) +
+                        " / " + std::to_string(options_.max_seq_len) + " gives 1");
+    I.scratch = *I.cache->allocate();
+  }
   I.loop_thread = std::thread([this] { impl_->loop(); });
 }
 
@@ -171,7 +184,13 @@ GenerationEngine::~GenerationEngine() {
   if (impl_->loop_thread.joinable()) impl_->loop_thread.join();
 }
 
-int64_t GenerationEngine::num_slots() const { return impl_->cache->num_slots(); }
+int64_t GenerationEngine::num_slots() const { return impl_->cache->num_slots() - (impl_->scratch >= 0 ? 1 : 0); }
+
+int64_t static_decode_rows(int64_t rows) {
+  int64_t n = 2;
+  while (n < rows) n *= 2;
+  return n;
+}
 
 namespace {
 void validate_request(const GenerationRequest& r, int64_t vocab, bool have_tokenizer) {
@@ -424,6 +443,22 @@ bool GenerationEngine::Impl::evict_one() {
   return true;
 }
 
+// Under static decode shapes, a step whose every segment decodes one token
+// gets pad rows (token 0 at position 0 of the scratch slot) up to
+// static_decode_rows. Returns the number added.
+int64_t GenerationEngine::Impl::pad_decode_step(std::vector<model::CacheSegment>& segs, std::vector<int64_t>& feed) {
+  if (scratch < 0) return 0;
+  for (const auto& s : segs)
+    if (s.length != 1) return 0;
+  const auto real = static_cast<int64_t>(segs.size());
+  const int64_t rows = static_decode_rows(real);
+  for (int64_t i = real; i < rows; ++i) {
+    segs.push_back({scratch, 0, 1});
+    feed.push_back(0);
+  }
+  return rows - real;
+}
+
 void GenerationEngine::Impl::step() {
   std::vector<model::CacheSegment> segs;
   std::vector<int64_t> feed;
@@ -442,11 +477,13 @@ void GenerationEngine::Impl::step() {
     seg_seq.push_back(s);
   }
   if (segs.empty()) return;
-  auto hidden = model->forward_cached(torch::tensor(feed, torch::TensorOptions().dtype(torch::kInt64)), segs, *cache);
+  const int64_t pads = pad_decode_step(segs, feed);
+  auto hidden = model->forward_cached(torch::tensor(feed, torch::TensorOptions().dtype(torch::kInt64)), segs, *cache,
+                                      scratch >= 0 ? kDecodeKvMultiple : 1);
   std::vector<int64_t> rows;
   std::vector<model::SamplerParams> params;
   std::vector<Rng*> rngs;
-  for (size_t i = 0; i < segs.size(); ++i) {
+  for (size_t i = 0; i < seg_seq.size(); ++i) {  // the pad rows after them are dropped
     auto& s = seg_seq[i];
     s->cached += segs[i].length;
     if (s->cached == static_cast<int64_t>(s->tokens.size())) {
@@ -478,6 +515,7 @@ void GenerationEngine::Impl::step() {
     st.steps += 1;
     st.prefill_tokens += prefilled;
     st.decode_tokens += static_cast<int64_t>(rows.size());
+    st.pad_rows += pads;
   }
   active.erase(std::remove_if(active.begin(), active.end(), [](const SeqPtr& s) { return s->done; }), active.end());
   std::lock_guard<std::mutex> g(mu);

@@ -467,3 +467,51 @@ TEST(GenerationEngine, BudgetSmallerThanOneSequenceIsAConfigError) {
     EXPECT_NE(std::string(err.what()).find("engine.kv_budget_tokens (100)"), std::string::npos) << err.what();
   }
 }
+
+// engine.static_decode_shapes: decode steps padded to power-of-two rows
+// (pad rows in a scratch slot) and to a multiple of keys change nothing but
+// rounding: the same greedy tokens (those of uncached decoding) and log-probs
+// within float noise, while the batch shrinks from 5 rows to 1 as requests
+// finish (padded to 8, 4, 2).
+TEST(GenerationEngine, StaticDecodeShapesGiveTheSameTokensAndLogprobs) {
+  auto m = tiny_model();
+  auto o = small_options();
+  o.static_decode_shapes = true;
+  GenerationEngine padded(m, tok(), o), plain(m, tok(), small_options());
+  EXPECT_EQ(padded.num_slots(), plain.num_slots() - 1);  // one slot holds the pad rows
+  std::vector<GenerationRequest> reqs;
+  for (int i = 0; i < 5; ++i) reqs.push_back(greedy(prompt_of(3 + 9 * i, i), 6 + 5 * i));
+  auto a = padded.generate_batch(reqs), b = plain.generate_batch(reqs);
+  for (size_t i = 0; i < reqs.size(); ++i) {
+    EXPECT_EQ(a[i].tokens, b[i].tokens) << "request " << i;
+    EXPECT_EQ(a[i].tokens, greedy_without_cache(m, reqs[i].prompt, reqs[i].max_new_tokens)) << "request " << i;
+    ASSERT_EQ(a[i].logprobs.size(), b[i].logprobs.size());
+    for (size_t t = 0; t < a[i].logprobs.size(); ++t) {
+      EXPECT_NEAR(a[i].logprobs[t], b[i].logprobs[t], 1e-5) << "request " << i << " token " << t;
+      EXPECT_NEAR(a[i].entropies[t], b[i].entropies[t], 1e-5) << "request " << i << " token " << t;
+    }
+  }
+  EXPECT_GT(padded.stats().pad_rows, 0);
+  EXPECT_EQ(plain.stats().pad_rows, 0);
+}
+
+TEST(GenerationEngine, StaticDecodeShapesWithOneSlotIsAConfigError) {
+  auto m = tiny_model();
+  auto o = small_options(/*slots=*/1);
+  o.static_decode_shapes = true;
+  try {
+    GenerationEngine e(m, tok(), o);
+    FAIL() << "no error";
+  } catch (const ConfigError& err) {
+    EXPECT_NE(std::string(err.what()).find("static_decode_shapes needs 2 KV slots"), std::string::npos) << err.what();
+  }
+}
+
+TEST(GenerationEngine, StaticDecodeRowsArePowersOfTwoFromTwo) {
+  EXPECT_EQ(static_decode_rows(1), 2);
+  EXPECT_EQ(static_decode_rows(2), 2);
+  EXPECT_EQ(static_decode_rows(3), 4);
+  EXPECT_EQ(static_decode_rows(5), 8);
+  EXPECT_EQ(static_decode_rows(64), 64);
+  EXPECT_EQ(static_decode_rows(65), 128);
+}

@@ -136,8 +136,13 @@ class TransformerLMImpl : public torch::nn::Module {
   // are written into the slot. Returns the final hidden state at the last new
   // token of each segment, [S,H]. Runs without autograd. Requires
   // start + length <= cache.capacity().
+  // decode_kv_multiple > 1: the keys that decode rows (segments of one token)
+  // attend over are padded, behind the mask, to a multiple of it (capped at
+  // the capacity), so that consecutive decode steps have equal shapes while
+  // the longest sequence stays in one multiple; the result is the same up to
+  // float rounding (padded keys get weight exactly 0).
   torch::Tensor forward_cached(const torch::Tensor& tokens, const std::vector<CacheSegment>& segments,
-                               KvCache& cache);
+                               KvCache& cache, int64_t decode_kv_multiple = 1);
 
   // hidden [...,H] -> logits [...,V] in the parameter dtype.
   torch::Tensor logits(const torch::Tensor& hidden);

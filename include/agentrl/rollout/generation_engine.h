@@ -41,6 +41,18 @@
 // submissions wait until the batch is done. Deterministic mode is slower when
 // requests would otherwise overlap with environment time.
 //
+// Static decode shapes (engine.static_decode_shapes, off by default): a step
+// in which every sequence decodes is padded to a power-of-two
+// number of rows (at least 2) with pad rows that write into a reserved
+// scratch slot (one KV slot fewer for sequences) and whose outputs are
+// dropped, and the keys its rows attend over are padded behind the mask to a
+// multiple of kDecodeKvMultiple tokens. Consecutive decode steps then run
+// ops of equal shapes (what a CUDA graph replay needs) until the batch
+// crosses a power of two or the longest sequence a multiple; steps with
+// prefill chunks keep their ragged shapes. Tokens and log-probs equal the
+// unpadded steps' up to float rounding. The capture of such steps as CUDA
+// graphs is not built yet; until it is, the pad rows are only extra work.
+//
 // Weights: the engine decodes with the caller's module (no copy). Hold
 // lock_weights() around optimizer.step() / weight loading: no decode step
 // runs while it is held, so no step sees half-updated weights.
@@ -82,6 +94,7 @@ struct EngineOptions {
   int64_t prefill_chunk_tokens = 2048;  // prompt tokens prefilled per step (chunked prefill)
   std::string device = "auto";          // auto = the model's device; else must match it
   bool keep_finished = true;            // keep finished sequences of a cache_key for reuse
+  bool static_decode_shapes = false;    // pad decode steps to static shapes: see the header comment
 
   void visit(config::Visitor& v);
 };
@@ -98,7 +111,16 @@ struct EngineStats {
   // since construction. busy_seconds over an interval / that interval's wall
   // time = the engine's busy fraction (idle = waiting for requests or envs).
   double busy_seconds = 0.0;
+  int64_t pad_rows = 0;        // rows added to decode steps by static_decode_shapes
 };
+
+// Decode steps under static_decode_shapes attend over a multiple of this
+// many keys (capped at max_seq_len).
+constexpr int64_t kDecodeKvMultiple = 128;
+
+// The rows a decode step of `rows` sequences is padded to under
+// static_decode_shapes: the smallest power of two >= max(rows, 2).
+int64_t static_decode_rows(int64_t rows);
 
 class GenerationEngine : public Generator {
  public:
