@@ -70,7 +70,6 @@ AGENTRL_ALWAYS_INLINE vf exp_le0(vf x) {
 }
 
 AGENTRL_ALWAYS_INLINE float exp_le0(float x) { return exp_le0(splat(x))[0]; }
-inline double exp_le0(double x) { return std::exp(x); }
 
 struct RowSums {
   double m = 0;                // the row max
