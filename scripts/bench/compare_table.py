@@ -64,15 +64,16 @@ def main():
     d, which = Path(sys.argv[1]), int(sys.argv[2])
     peak = max(b["GFLOP/s"] for b in benchmarks(d / "gemm.json"))  # the counter is a rate in GFLOP/s
     print(f"\nGEMM peak (BM_Matmul, 512-row products, best of the shapes): {peak:.1f} GFLOP/s")
-    floors, ops = {}, {}
+    floors, ops = {}, {1: {}, 0: {}}
     for b in benchmarks(d / "ops.json"):
         a = args_of(b["name"])
-        if b["name"].startswith("BM_DecodeStepOps"):
-            ops[a[0]] = (int(b["top_level_ops"]), int(b["all_ops"]))
+        if b["name"].startswith("BM_DecodeStepOps"):  # {batch, fused kernels 1 / ATen ops 0}
+            ops[a[1] if len(a) > 1 else 1][a[0]] = (int(b["top_level_ops"]), int(b["all_ops"]))
         elif a[0] == which:
             floors[a[1]] = b["real_time"]  # ms (the benchmark's unit)
-    print("tensor ops per decode step, tiny config (top level / all): "
-          + ", ".join(f"batch {k}: {t} / {n}" for k, (t, n) in sorted(ops.items())))
+    for fused, label in ((1, "fused kernels"), (0, "ATen ops, engine.fused_kernels=false")):
+        print(f"tensor ops per decode step, tiny config, {label} (top level / all): "
+              + ", ".join(f"batch {k}: {t} / {n}" for k, (t, n) in sorted(ops[fused].items())))
     n = len(list(d.glob("engine_*.json")))
     eng = [engine_round(d / f"engine_{r}.json") for r in range(1, n + 1)]
     py = [python_round(d / f"python_{r}.txt") for r in range(1, n + 1)]

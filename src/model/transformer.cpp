@@ -11,6 +11,7 @@
 #include "agentrl/core/rng.h"
 #include "agentrl/model/kv_cache.h"
 #include "agentrl/model/rope.h"
+#include "infer_kernels.h"
 
 namespace agentrl::model {
 
@@ -299,6 +300,7 @@ namespace {
 // for all layers: they are attended to as one batch (decode_attention).
 struct DecodeBatch {
   torch::Tensor rows, slots, hidden;  // int64 [B] x2, bool [B, max_len]; on the model's device
+  std::vector<int64_t> host_slots, lengths;  // the fused CPU kernel's: row b sees keys [0, lengths[b])
   bool all = false;                   // every segment decodes (rows are 0..N-1)
   bool empty() const { return !rows.defined(); }
 };
@@ -320,6 +322,7 @@ struct ChunkBatch {
 // and mask of a batch cost more than they save for one sequence).
 struct StepPlan {
   torch::Tensor slots, positions;  // int64 [N]: where each row's new key and value go
+  std::vector<int64_t> host_slots, host_positions;  // the same, for the fused CPU kernels
   DecodeBatch dec;
   std::vector<ChunkBatch> chunks;
   std::vector<size_t> alone;      // segments attended one by one...
@@ -343,6 +346,8 @@ DecodeBatch decode_batch(const std::vector<CacheSegment>& segments, const std::v
   }
   if (kv_multiple > 1) max_len = std::min(capacity, (max_len + kv_multiple - 1) / kv_multiple * kv_multiple);
   DecodeBatch d;
+  d.host_slots = slots;
+  for (int64_t p : positions) d.lengths.push_back(p + 1);
   d.all = which.size() == segments.size();
   d.rows = to_device(rows, dev);
   d.slots = to_device(slots, dev);
@@ -384,8 +389,10 @@ ChunkBatch chunk_batch(const std::vector<CacheSegment>& segments, const std::vec
 
 // Chunks go into padded batches in step order while the batch's score
 // tensor (chunks x Hq x qmax x L) stays under kChunkScores elements.
+// `fused`: decode rows go to the fused CPU kernel, which takes a lone row as
+// well as many (the ATen path attends a lone row in place).
 StepPlan step_plan(const std::vector<CacheSegment>& segments, int64_t num_heads, const torch::Device& dev,
-                   int64_t kv_multiple, int64_t capacity) {
+                   int64_t kv_multiple, int64_t capacity, bool fused) {
   constexpr int64_t kChunkScores = int64_t{1} << 24;
   StepPlan p;
   std::vector<int64_t> slots, positions;
@@ -411,7 +418,9 @@ StepPlan step_plan(const std::vector<CacheSegment>& segments, int64_t num_heads,
   }
   p.slots = to_device(slots, dev);
   p.positions = to_device(positions, dev);
-  if (decode.size() >= 2) p.dec = decode_batch(segments, decode, p.offsets, dev, kv_multiple, capacity);
+  p.host_slots = std::move(slots);
+  p.host_positions = std::move(positions);
+  if (decode.size() >= (fused ? 1u : 2u)) p.dec = decode_batch(segments, decode, p.offsets, dev, kv_multiple, capacity);
   else p.alone = decode;
   for (const auto& g : groups) {
     if (g.size() >= 2) p.chunks.push_back(chunk_batch(segments, g, p.offsets, dev));
@@ -425,17 +434,25 @@ StepPlan step_plan(const std::vector<CacheSegment>& segments, int64_t num_heads,
 // q [N, Hq, D], k/v [N, Hkv, D] -> [N, Hq * D].
 torch::Tensor cached_step_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
                                     torch::Tensor& K, torch::Tensor& V, const std::vector<CacheSegment>& segments,
-                                    const StepPlan& plan, AttentionKernel kernel) {
+                                    const StepPlan& plan, AttentionKernel kernel, bool fused) {
   using torch::indexing::Slice;
   const int64_t N = q.size(0), Hq = q.size(1), D = q.size(2), width = Hq * D;
-  K.index_put_({plan.slots, Slice(), plan.positions}, k);
-  V.index_put_({plan.slots, Slice(), plan.positions}, v);
+  if (fused) {
+    detail::kv_write(K, V, k, v, plan.host_slots, plan.host_positions);
+  } else {
+    K.index_put_({plan.slots, Slice(), plan.positions}, k);
+    V.index_put_({plan.slots, Slice(), plan.positions}, v);
+  }
   const auto& dec = plan.dec;
-  if (dec.all) return decode_attention(q, K, V, dec.slots, dec.hidden, kernel).reshape({N, width});
+  auto attend_decode = [&](const torch::Tensor& qd) {
+    return fused ? detail::decode_attention(qd, K, V, dec.host_slots, dec.lengths)
+                 : decode_attention(qd, K, V, dec.slots, dec.hidden, kernel);
+  };
+  if (dec.all) return attend_decode(q).reshape({N, width});
   auto out = torch::empty({N, width}, q.options());
   if (!dec.empty()) {
     auto qd = q.index_select(0, dec.rows);
-    auto o = decode_attention(qd, K, V, dec.slots, dec.hidden, kernel);
+    auto o = attend_decode(qd);
     out.index_copy_(0, dec.rows, o.reshape({qd.size(0), width}));
   }
   for (const auto& c : plan.chunks) {
@@ -454,10 +471,47 @@ torch::Tensor cached_step_attention(const torch::Tensor& q, const torch::Tensor&
   return out;
 }
 
+// The fused CPU kernels' query, key and value projections of a cached step
+// (AttentionImpl::project with rms_norm and rope_ from infer_kernels.h).
+void project_fused(Attention& attn, const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin,
+                   torch::Tensor& q, torch::Tensor& k, torch::Tensor& v) {
+  const int64_t N = x.size(0), D = attn->head_dim;
+  auto heads = [&](const torch::Tensor& y, int64_t n) {  // [N, n*D] -> [N, n, D], contiguous for the kernels
+    return y.view({N, n, D}).contiguous();
+  };
+  q = heads(attn->q_proj(x), attn->num_heads);
+  k = heads(attn->k_proj(x), attn->num_kv_heads);
+  v = heads(attn->v_proj(x), attn->num_kv_heads);
+  if (attn->q_norm) q = detail::rms_norm(q, attn->q_norm->weight, attn->q_norm->eps);  // Qwen3, before RoPE
+  if (attn->k_norm) k = detail::rms_norm(k, attn->k_norm->weight, attn->k_norm->eps);
+  detail::rope_(q, cos, sin);
+  detail::rope_(k, cos, sin);
+}
+
+// One decoder layer of a cached step on the fused CPU kernels. `pending`,
+// when defined, is the previous layer's MLP output, not yet added to h: the
+// add runs in the same pass as this layer's first norm. Returns this layer's
+// MLP output (added by the next layer or the final norm).
+torch::Tensor cached_layer_fused(DecoderLayer& layer, torch::Tensor& h, const torch::Tensor& pending,
+                                 const torch::Tensor& cos, const torch::Tensor& sin, KvCache& cache, int64_t l,
+                                 const std::vector<CacheSegment>& segments, const StepPlan& plan) {
+  auto& attn = layer->self_attn;
+  const auto& n1 = layer->input_layernorm;
+  auto x = pending.defined() ? detail::add_rms_norm_(h, pending, n1->weight, n1->eps)
+                             : detail::rms_norm(h, n1->weight, n1->eps);
+  torch::Tensor q, k, v;
+  project_fused(attn, x, cos, sin, q, k, v);
+  auto rows = cached_step_attention(q, k, v, cache.keys(l), cache.values(l), segments, plan, attn->kernel, true);
+  const auto& n2 = layer->post_attention_layernorm;
+  x = detail::add_rms_norm_(h, attn->o_proj(rows).contiguous(), n2->weight, n2->eps);
+  auto& mlp = layer->mlp;
+  return mlp->down_proj(detail::silu_mul(mlp->gate_proj(x).contiguous(), mlp->up_proj(x).contiguous()));
+}
+
 }  // namespace
 
 torch::Tensor TransformerLMImpl::forward_cached(const torch::Tensor& tokens, const std::vector<CacheSegment>& segments,
-                                                KvCache& cache, int64_t decode_kv_multiple) {
+                                                KvCache& cache, int64_t decode_kv_multiple, bool fused_cpu) {
   torch::NoGradGuard no_grad;
   const auto dt = dtype();
   const auto dev = device();
@@ -475,14 +529,29 @@ torch::Tensor TransformerLMImpl::forward_cached(const torch::Tensor& tokens, con
   auto [cos, sin] = rope_cos_sin(pos_t, inv, dt);  // [N,D]
   auto h = torch::embedding(model->embed_tokens->weight, tokens.to(dev, torch::kInt64));  // [N,H]
   TORCH_CHECK(decode_kv_multiple >= 1, "forward_cached: decode_kv_multiple must be >= 1");
-  const StepPlan plan = step_plan(segments, args_.num_attention_heads, dev, decode_kv_multiple, cache.capacity());
+  // The fused kernels are float32 CPU only; padded decode keys (static
+  // shapes, for graph capture on a GPU) keep the ATen path.
+  const bool fused = fused_cpu && decode_kv_multiple == 1 && !model->layers.empty() &&
+                     detail::infer_kernels_apply({h, cos, cache.keys(0), cache.values(0)});
+  const StepPlan plan =
+      step_plan(segments, args_.num_attention_heads, dev, decode_kv_multiple, cache.capacity(), fused);
+  if (fused) {
+    torch::Tensor pending;
+    for (size_t l = 0; l < model->layers.size(); ++l)
+      pending = cached_layer_fused(model->layers[l], h, pending, cos, sin, cache, static_cast<int64_t>(l), segments,
+                                   plan);
+    h.add_(pending);
+    if (plan.dec.all) return detail::rms_norm(h, model->norm->weight, model->norm->eps);
+    auto last = torch::tensor(last_rows, torch::TensorOptions().dtype(torch::kInt64));
+    return detail::rms_norm(h.index_select(0, last), model->norm->weight, model->norm->eps);
+  }
   for (size_t l = 0; l < model->layers.size(); ++l) {
     auto& layer = model->layers[l];
     auto& attn = layer->self_attn;
     torch::Tensor q, k, v;
     attn->project(layer->input_layernorm(h), cos, sin, q, k, v);  // [N,heads,D]
     auto attn_rows = cached_step_attention(q, k, v, cache.keys(static_cast<int64_t>(l)),
-                                           cache.values(static_cast<int64_t>(l)), segments, plan, attn->kernel);
+                                           cache.values(static_cast<int64_t>(l)), segments, plan, attn->kernel, false);
     h = h + attn->o_proj(attn_rows);
     h = h + layer->mlp(layer->post_attention_layernorm(h));
   }

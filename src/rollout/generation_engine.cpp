@@ -32,6 +32,9 @@ void EngineOptions::visit(config::Visitor& v) {
           "pad decode-only steps to power-of-two rows and their keys to a multiple of 128: equal shapes step to "
           "step, what CUDA graph capture needs (capture itself is not built yet); one KV slot becomes the pad "
           "rows' scratch");
+  v.field("fused_kernels", fused_kernels,
+          "float32 on the CPU: norms, RoPE, SiLU gate, KV writes and decode attention on agentrl's fused kernels "
+          "(one op each; equal to the ATen ops up to float rounding); false = the ATen ops only");
 }
 
 namespace {
@@ -479,7 +482,7 @@ void GenerationEngine::Impl::step() {
   if (segs.empty()) return;
   const int64_t pads = pad_decode_step(segs, feed);
   auto hidden = model->forward_cached(torch::tensor(feed, torch::TensorOptions().dtype(torch::kInt64)), segs, *cache,
-                                      scratch >= 0 ? kDecodeKvMultiple : 1);
+                                      scratch >= 0 ? kDecodeKvMultiple : 1, opt.fused_kernels);
   std::vector<int64_t> rows;
   std::vector<model::SamplerParams> params;
   std::vector<Rng*> rngs;

@@ -47,11 +47,12 @@ double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-void run_engine(benchmark::State& state, bool static_shapes) {
+void run_engine(benchmark::State& state, bool static_shapes, bool fused = true) {
   const int64_t which = state.range(0), B = state.range(1), n = state.range(2);
   auto& m = model_for(which);
   rollout::EngineOptions o;
   o.static_decode_shapes = static_shapes;
+  o.fused_kernels = fused;
   o.max_batch_size = B;
   o.max_seq_len = kPrompt + n + 1;
   o.kv_budget_tokens = (B + (static_shapes ? 1 : 0)) * o.max_seq_len;  // + the pad rows' slot
@@ -84,6 +85,12 @@ BENCHMARK(BM_EngineStaticShapes)->Args({0, 5, 64})->Args({0, 33, 64})->Iteration
 BENCHMARK(BM_Engine)
     ->Args({0, 1, 64})->Args({0, 8, 64})->Args({0, 32, 64})->Args({0, 64, 64})
     ->Args({1, 1, 8})->Args({1, 8, 8})->Args({1, 32, 4})->Args({1, 64, 4})
+    ->Iterations(1)->Unit(benchmark::kSecond);
+// engine.fused_kernels: false, the ATen ops only (the engine before the fused
+// CPU kernels), for a side-by-side ratio in one run.
+void BM_EngineAten(benchmark::State& state) { run_engine(state, false, false); }
+BENCHMARK(BM_EngineAten)
+    ->Args({0, 1, 64})->Args({0, 8, 64})->Args({0, 32, 64})->Args({0, 64, 64})->Args({1, 1, 8})->Args({1, 8, 8})
     ->Iterations(1)->Unit(benchmark::kSecond);
 
 // Naive loop: full forward over the whole [B, T] batch for every new token.
@@ -190,10 +197,12 @@ void print_step_profile(rollout::GenerationEngine& e, int64_t B, int64_t vocab) 
                1e6 * (wall[1] - wall[0]) / kSteps, in_ops);
 }
 
+// Args: {batch, engine.fused_kernels (1) or the ATen ops (0)}.
 void BM_DecodeStepOps(benchmark::State& state) {
   const int64_t B = state.range(0);
   auto& m = model_for(0);
   rollout::EngineOptions o;
+  o.fused_kernels = state.range(1) != 0;
   o.max_batch_size = B;
   o.max_seq_len = kPrompt + 20;  // room for print_step_profile's 18 tokens
   o.kv_budget_tokens = B * o.max_seq_len;
@@ -217,6 +226,8 @@ void BM_DecodeStepOps(benchmark::State& state) {
   state.counters["top_level_ops"] = static_cast<double>(top);
   state.counters["all_ops"] = static_cast<double>(all);
 }
-BENCHMARK(BM_DecodeStepOps)->Arg(1)->Arg(8)->Arg(64)->Iterations(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_DecodeStepOps)
+    ->Args({1, 1})->Args({8, 1})->Args({64, 1})->Args({1, 0})->Args({8, 0})->Args({64, 0})
+    ->Iterations(1)->Unit(benchmark::kMillisecond);
 
 BENCHMARK_MAIN();

@@ -141,8 +141,12 @@ class TransformerLMImpl : public torch::nn::Module {
   // the capacity), so that consecutive decode steps have equal shapes while
   // the longest sequence stays in one multiple; the result is the same up to
   // float rounding (padded keys get weight exactly 0).
+  // fused_cpu: a float32 model on the CPU (decode_kv_multiple 1) runs its
+  // norms, RoPE, SiLU gate, KV writes and decode attention on fused kernels
+  // (src/model/infer_kernels.h: one op each instead of several ATen ops);
+  // equal to the ATen path up to float rounding. false: the ATen ops only.
   torch::Tensor forward_cached(const torch::Tensor& tokens, const std::vector<CacheSegment>& segments,
-                               KvCache& cache, int64_t decode_kv_multiple = 1);
+                               KvCache& cache, int64_t decode_kv_multiple = 1, bool fused_cpu = true);
 
   // hidden [...,H] -> logits [...,V] in the parameter dtype.
   torch::Tensor logits(const torch::Tensor& hidden);

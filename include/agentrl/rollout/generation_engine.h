@@ -95,6 +95,7 @@ struct EngineOptions {
   std::string device = "auto";          // auto = the model's device; else must match it
   bool keep_finished = true;            // keep finished sequences of a cache_key for reuse
   bool static_decode_shapes = false;    // pad decode steps to static shapes: see the header comment
+  bool fused_kernels = true;            // float32 CPU: TransformerLM::forward_cached's fused kernels
 
   void visit(config::Visitor& v);
 };

@@ -1,0 +1,247 @@
+#include "infer_kernels.h"
+
+#include <ATen/Parallel.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+// The vector helpers below are always inlined: the ABI note GCC gives for
+// passing 32-byte vectors by value without AVX does not apply.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
+
+namespace agentrl::model::detail {
+namespace {
+
+// Reductions (sums of squares, dot products) run in 8 float lanes (GCC/Clang
+// vector extensions): compilers do not vectorise a float sum on their own,
+// its order being part of the result. Elementwise loops are left to the
+// compiler's vectoriser.
+typedef float vf __attribute__((vector_size(32)));
+constexpr int kW = 8;
+
+inline __attribute__((always_inline)) vf load(const float* p) {
+  vf v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+inline __attribute__((always_inline)) float dot(const float* a, const float* b, int64_t n) {
+  vf acc{};
+  int64_t i = 0;
+  for (; i + kW <= n; i += kW) acc += load(a + i) * load(b + i);
+  float s = 0;
+  for (int l = 0; l < kW; ++l) s += acc[l];
+  for (; i < n; ++i) s += a[i] * b[i];
+  return s;
+}
+
+// Items per task so that a task holds ~32k floats of work: a batch-1 decode
+// row (a few hundred floats) stays on the calling thread, where handing it to
+// another thread would cost more than the row.
+int64_t grain(int64_t floats_per_item) { return std::max<int64_t>(1, 32768 / std::max<int64_t>(1, floats_per_item)); }
+
+// y = w * (x * r), r = 1 / sqrt(mean(x^2) + eps): HF's order of roundings.
+inline void norm_row(const float* x, const float* w, float* y, int64_t H, float eps) {
+  const float r = 1.0f / std::sqrt(dot(x, x, H) / static_cast<float>(H) + eps);
+  for (int64_t i = 0; i < H; ++i) y[i] = w[i] * (x[i] * r);
+}
+
+void check_norm(const torch::Tensor& x, const torch::Tensor& w) {
+  TORCH_CHECK(infer_kernels_apply({x, w}), "rms_norm kernel: tensors must be CPU float32 contiguous");
+  TORCH_CHECK(x.dim() >= 1 && w.dim() == 1 && w.size(0) == x.size(-1), "rms_norm kernel: weight [", w.sizes(),
+              "] does not match x ", x.sizes());
+}
+
+}  // namespace
+
+bool infer_kernels_apply(std::initializer_list<torch::Tensor> ts) {
+  for (const auto& t : ts)
+    if (!t.defined() || !t.device().is_cpu() || t.scalar_type() != torch::kFloat32 || !t.is_contiguous()) return false;
+  return true;
+}
+
+torch::Tensor rms_norm(const torch::Tensor& x, const torch::Tensor& weight, double eps) {
+  check_norm(x, weight);
+  const int64_t H = x.size(-1), N = x.numel() / std::max<int64_t>(1, H);
+  auto y = torch::empty_like(x);
+  const float* xp = x.data_ptr<float>();
+  const float* wp = weight.data_ptr<float>();
+  float* yp = y.data_ptr<float>();
+  at::parallel_for(0, N, grain(H), [&](int64_t b, int64_t e) {
+    for (int64_t n = b; n < e; ++n) norm_row(xp + n * H, wp, yp + n * H, H, static_cast<float>(eps));
+  });
+  return y;
+}
+
+torch::Tensor add_rms_norm_(torch::Tensor& h, const torch::Tensor& a, const torch::Tensor& weight, double eps) {
+  check_norm(h, weight);
+  TORCH_CHECK(infer_kernels_apply({a}) && a.sizes() == h.sizes(), "add_rms_norm_ kernel: a ", a.sizes(),
+              " must be CPU float32 contiguous of h's shape ", h.sizes());
+  const int64_t H = h.size(-1), N = h.numel() / std::max<int64_t>(1, H);
+  auto y = torch::empty_like(h);
+  float* hp = h.data_ptr<float>();
+  const float* ap = a.data_ptr<float>();
+  const float* wp = weight.data_ptr<float>();
+  float* yp = y.data_ptr<float>();
+  at::parallel_for(0, N, grain(H), [&](int64_t b, int64_t e) {
+    for (int64_t n = b; n < e; ++n) {
+      float* row = hp + n * H;
+      const float* add = ap + n * H;
+      for (int64_t i = 0; i < H; ++i) row[i] += add[i];
+      norm_row(row, wp, yp + n * H, H, static_cast<float>(eps));
+    }
+  });
+  return y;
+}
+
+// No FMA contraction of x1*c - x2*s here (with -mfma or -march=native a
+// compiler may fuse it and round once, unlike the ATen ops): the result must
+// equal the trainer's rotation bit for bit. A function attribute, not a
+// per-file flag: the model layer shares one precompiled header.
+#if defined(__clang__)
+#define AGENTRL_NO_FP_CONTRACT
+#define AGENTRL_NO_FP_CONTRACT_BODY _Pragma("clang fp contract(off)")
+#elif defined(__GNUC__)
+#define AGENTRL_NO_FP_CONTRACT __attribute__((optimize("fp-contract=off")))
+#define AGENTRL_NO_FP_CONTRACT_BODY
+#else
+#define AGENTRL_NO_FP_CONTRACT
+#define AGENTRL_NO_FP_CONTRACT_BODY
+#endif
+
+namespace {
+
+// x * cos + cat(-x2, x1) * sin for the heads of one row: each product
+// rounded, then the sum, as the ATen ops round them (x1*c + (-x2)*s equals
+// x1*c - x2*s exactly).
+AGENTRL_NO_FP_CONTRACT void rope_row(float* x, const float* c, const float* s, int64_t heads, int64_t D) {
+  AGENTRL_NO_FP_CONTRACT_BODY
+  const int64_t half = D / 2;
+  for (int64_t h = 0; h < heads; ++h) {
+    float* r = x + h * D;
+    for (int64_t i = 0; i < half; ++i) {
+      const float x1 = r[i], x2 = r[i + half];
+      r[i] = x1 * c[i] - x2 * s[i];
+      r[i + half] = x2 * c[i + half] + x1 * s[i + half];
+    }
+  }
+}
+
+}  // namespace
+
+void rope_(torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin) {
+  TORCH_CHECK(infer_kernels_apply({x, cos, sin}), "rope kernel: tensors must be CPU float32 contiguous");
+  TORCH_CHECK(x.dim() == 3 && x.size(2) % 2 == 0 && cos.sizes() == sin.sizes() && cos.dim() == 2 &&
+                  cos.size(0) == x.size(0) && cos.size(1) == x.size(2),
+              "rope kernel: x ", x.sizes(), " needs [N, heads, even D] and cos/sin [N, D], got ", cos.sizes());
+  const int64_t N = x.size(0), heads = x.size(1), D = x.size(2);
+  float* xp = x.data_ptr<float>();
+  const float* cp = cos.data_ptr<float>();
+  const float* sp = sin.data_ptr<float>();
+  at::parallel_for(0, N, grain(heads * D), [&](int64_t b, int64_t e) {
+    for (int64_t n = b; n < e; ++n) rope_row(xp + n * heads * D, cp + n * D, sp + n * D, heads, D);
+  });
+}
+
+torch::Tensor silu_mul(const torch::Tensor& gate, const torch::Tensor& up) {
+  TORCH_CHECK(infer_kernels_apply({gate, up}) && gate.sizes() == up.sizes(), "silu_mul kernel: gate ", gate.sizes(),
+              " and up ", up.sizes(), " must be CPU float32 contiguous of one shape");
+  auto y = torch::empty_like(gate);
+  const float* g = gate.data_ptr<float>();
+  const float* u = up.data_ptr<float>();
+  float* yp = y.data_ptr<float>();
+  at::parallel_for(0, gate.numel(), 32768, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) yp[i] = g[i] / (1.0f + std::exp(-g[i])) * u[i];
+  });
+  return y;
+}
+
+void kv_write(torch::Tensor& K, torch::Tensor& V, const torch::Tensor& k, const torch::Tensor& v,
+              const std::vector<int64_t>& slots, const std::vector<int64_t>& positions) {
+  TORCH_CHECK(infer_kernels_apply({K, V, k, v}), "kv_write kernel: tensors must be CPU float32 contiguous");
+  const int64_t N = k.size(0), S = K.size(0), Hkv = K.size(1), cap = K.size(2), D = K.size(3);
+  TORCH_CHECK(K.sizes() == V.sizes() && k.sizes() == v.sizes() && k.dim() == 3 && k.size(1) == Hkv &&
+                  k.size(2) == D && static_cast<int64_t>(slots.size()) == N &&
+                  static_cast<int64_t>(positions.size()) == N,
+              "kv_write kernel: k ", k.sizes(), " does not fit the cache ", K.sizes(), " or the ", slots.size(),
+              " slots");
+  for (int64_t n = 0; n < N; ++n)
+    TORCH_CHECK(slots[n] >= 0 && slots[n] < S && positions[n] >= 0 && positions[n] < cap, "kv_write kernel: row ",
+                n, " goes to slot ", slots[n], " position ", positions[n], " outside the cache ", K.sizes());
+  float* Kp = K.data_ptr<float>();
+  float* Vp = V.data_ptr<float>();
+  const float* kp = k.data_ptr<float>();
+  const float* vp = v.data_ptr<float>();
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t h = 0; h < Hkv; ++h) {
+      const int64_t dst = ((slots[n] * Hkv + h) * cap + positions[n]) * D, src = (n * Hkv + h) * D;
+      std::memcpy(Kp + dst, kp + src, D * sizeof(float));
+      std::memcpy(Vp + dst, vp + src, D * sizeof(float));
+    }
+}
+
+namespace {
+
+// One query row against keys [0, L) of one KV head: o = softmax(q K^T * scale) V.
+// p: scratch of at least L floats.
+inline void attend_row(const float* q, const float* K, const float* V, int64_t L, int64_t D, float scale, float* p,
+                       float* o) {
+  float m = -std::numeric_limits<float>::infinity();
+  for (int64_t j = 0; j < L; ++j) {
+    p[j] = dot(q, K + j * D, D) * scale;
+    m = std::max(m, p[j]);
+  }
+  float sum = 0;
+  for (int64_t j = 0; j < L; ++j) {
+    p[j] = std::exp(p[j] - m);
+    sum += p[j];
+  }
+  const float inv = 1.0f / sum;
+  std::fill(o, o + D, 0.0f);
+  for (int64_t j = 0; j < L; ++j) {
+    const float w = p[j] * inv;
+    const float* v = V + j * D;
+    for (int64_t d = 0; d < D; ++d) o[d] += w * v[d];
+  }
+}
+
+}  // namespace
+
+torch::Tensor decode_attention(const torch::Tensor& q, const torch::Tensor& K, const torch::Tensor& V,
+                               const std::vector<int64_t>& slots, const std::vector<int64_t>& lengths) {
+  TORCH_CHECK(infer_kernels_apply({q, K, V}), "decode_attention kernel: tensors must be CPU float32 contiguous");
+  const int64_t B = q.size(0), Hq = q.size(1), D = q.size(2);
+  const int64_t S = K.size(0), Hkv = K.size(1), cap = K.size(2);
+  TORCH_CHECK(q.dim() == 3 && K.dim() == 4 && K.sizes() == V.sizes() && K.size(3) == D && Hq % Hkv == 0 &&
+                  static_cast<int64_t>(slots.size()) == B && static_cast<int64_t>(lengths.size()) == B,
+              "decode_attention kernel: q ", q.sizes(), " does not fit the cache ", K.sizes(), " or the ",
+              slots.size(), " slots");
+  int64_t longest = 1;
+  for (int64_t b = 0; b < B; ++b) {
+    TORCH_CHECK(slots[b] >= 0 && slots[b] < S && lengths[b] >= 1 && lengths[b] <= cap, "decode_attention kernel: row ",
+                b, " reads slot ", slots[b], " length ", lengths[b], " outside the cache ", K.sizes());
+    longest = std::max(longest, lengths[b]);
+  }
+  const int64_t G = Hq / Hkv;
+  const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(D)));
+  auto out = torch::empty({B, Hq, D}, q.options());
+  const float* qp = q.data_ptr<float>();
+  const float* Kp = K.data_ptr<float>();
+  const float* Vp = V.data_ptr<float>();
+  float* op = out.data_ptr<float>();
+  at::parallel_for(0, B * Hq, grain(2 * longest * D), [&](int64_t begin, int64_t end) {
+    std::vector<float> p(static_cast<size_t>(longest));
+    for (int64_t i = begin; i < end; ++i) {
+      const int64_t b = i / Hq, h = i % Hq;
+      const int64_t base = (slots[b] * Hkv + h / G) * cap * D;
+      attend_row(qp + i * D, Kp + base, Vp + base, lengths[b], D, scale, p.data(), op + i * D);
+    }
+  });
+  return out;
+}
+
+}  // namespace agentrl::model::detail
