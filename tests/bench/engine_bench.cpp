@@ -18,6 +18,7 @@
 #include <mutex>
 #include <string>
 
+#include "agentrl/model/sampler.h"
 #include "agentrl/rollout/generation_engine.h"
 #include "bench_models.h"
 
@@ -127,6 +128,26 @@ void BM_DecodeMatmulFloor(benchmark::State& state) {
     for (size_t i = 0; i < ws.size(); ++i) benchmark::DoNotOptimize(torch::matmul(xs[i], ws[i].t()));
 }
 BENCHMARK(BM_DecodeMatmulFloor)->UseRealTime()->Args({0, 1})->Args({1, 1})->Args({1, 8})->Unit(benchmark::kMillisecond);
+
+// The host sampler on one step's logits (model::sample_rows: max, log-sum-exp,
+// entropy and the draw per row), and the lm head that produces them, for a
+// row count and vocabulary. Args: {V, rows, sampled (temperature 1) or
+// greedy (0)}. At the 0.5B shape's V both are part of the decode step's time
+// over its matmul floor.
+void BM_SampleRows(benchmark::State& state) {
+  const int64_t V = state.range(0), S = state.range(1);
+  torch::manual_seed(0);
+  auto logits = torch::randn({S, V}) * 3;
+  std::vector<SamplerParams> ps(static_cast<size_t>(S));
+  for (auto& p : ps) p.temperature = state.range(2) ? 1.0 : 0.0;
+  std::vector<Rng> rngs;
+  for (int64_t i = 0; i < S; ++i) rngs.emplace_back(static_cast<uint64_t>(i));
+  std::vector<Rng*> rp;
+  for (auto& r : rngs) rp.push_back(&r);
+  for (auto _ : state) benchmark::DoNotOptimize(sample_rows(logits, ps, rp));
+}
+BENCHMARK(BM_SampleRows)->UseRealTime()->Args({151936, 1, 0})->Args({151936, 8, 0})->Args({151936, 8, 1})
+    ->Args({4096, 64, 0})->Args({4096, 64, 1})->Unit(benchmark::kMillisecond);
 
 }  // namespace
 
