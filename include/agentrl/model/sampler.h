@@ -45,10 +45,10 @@ struct SampledToken {
 SampledToken sample_token(const float* logits, int64_t vocab, const SamplerParams& params, Rng& rng);
 
 // Row-wise over logits [S,V] (any float dtype; converted to float32 on CPU);
-// rows are independent (parallel over rows), rngs[i] drives row i. Rows of
-// 8192 ids or more take their exponentials from ATen's vectorised kernels
-// (double precision, all rows at once): the token is sample_token's except
-// when the draw falls within rounding of a CDF boundary.
+// rows are independent (parallel over rows), rngs[i] drives row i; each row
+// gets exactly sample_token's result. Both take their exponentials in double
+// precision four at a time (a Cody-Waite + polynomial exp within a few ulp of
+// std::exp).
 std::vector<SampledToken> sample_rows(const torch::Tensor& logits, const std::vector<SamplerParams>& params,
                                       std::vector<Rng*>& rngs);
 
