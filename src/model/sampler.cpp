@@ -181,7 +181,9 @@ bool have_avx2() {
   return yes;
 }
 #else
-void exp_sums_avx2(const float* z, int64_t V, double max, double& se, double& sez) { exp_sums_body(z, V, max, se, sez); }
+void exp_sums_avx2(const float* z, int64_t V, double max, double& se, double& sez) {
+  exp_sums_body(z, V, max, se, sez);
+}
 void tempered_avx2(const float* z, int64_t V, double max, double temperature, double* q) {
   tempered_body(z, V, max, temperature, q);
 }
