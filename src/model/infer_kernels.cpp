@@ -7,34 +7,21 @@
 #include <cstring>
 #include <limits>
 
-// The vector helpers below are always inlined: the ABI note GCC gives for
-// passing 32-byte vectors by value without AVX does not apply.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wpsabi"
-#endif
+#include "simd.h"
 
 namespace agentrl::model::detail {
 namespace {
 
-// Reductions (sums of squares, dot products) run in 8 float lanes (GCC/Clang
-// vector extensions): compilers do not vectorise a float sum on their own,
-// its order being part of the result. Elementwise loops are left to the
-// compiler's vectoriser.
-typedef float vf __attribute__((vector_size(32)));
-constexpr int kW = 8;
+// Reductions (sums of squares, dot products) run in 8 float lanes (simd.h):
+// compilers do not vectorise a float sum on their own, its order being part
+// of the result. Elementwise loops are left to the compiler's vectoriser.
+using namespace simd;
 
-inline __attribute__((always_inline)) vf load(const float* p) {
-  vf v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-
-inline __attribute__((always_inline)) float dot(const float* a, const float* b, int64_t n) {
+AGENTRL_ALWAYS_INLINE float dot(const float* a, const float* b, int64_t n) {
   vf acc{};
   int64_t i = 0;
   for (; i + kW <= n; i += kW) acc += load(a + i) * load(b + i);
-  float s = 0;
-  for (int l = 0; l < kW; ++l) s += acc[l];
+  float s = lane_sum(acc);
   for (; i < n; ++i) s += a[i] * b[i];
   return s;
 }

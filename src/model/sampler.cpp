@@ -9,11 +9,7 @@
 
 #include "agentrl/core/error.h"
 
-// The vector helpers below are always inlined: the ABI note GCC gives for
-// passing 32-byte vectors by value without AVX does not apply.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wpsabi"
-#endif
+#include "simd.h"  // AGENTRL_ALWAYS_INLINE, -Wpsabi (this file's vectors are 4 doubles)
 
 namespace agentrl::model {
 namespace {
@@ -25,8 +21,6 @@ namespace {
 typedef double vd __attribute__((vector_size(32)));
 typedef int64_t vl __attribute__((vector_size(32)));
 constexpr int kLanes = 4;
-
-#define AGENTRL_ALWAYS_INLINE inline __attribute__((always_inline))
 
 AGENTRL_ALWAYS_INLINE vd splat(double x) { return vd{} + x; }
 AGENTRL_ALWAYS_INLINE vd load4(const float* p) { return vd{p[0], p[1], p[2], p[3]}; }

@@ -11,39 +11,15 @@
 #include <stdexcept>
 #include <string>
 
-// The vector helpers below are always inlined: the ABI note GCC gives for
-// passing 32-byte vectors by value without AVX does not apply.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wpsabi"
-#endif
+#include "simd.h"
 
 namespace agentrl::model::detail {
 namespace {
 
-// Float32 rows run on GCC/Clang vector extensions, 8 floats at a time (two
-// SSE registers by default, one AVX2 register in the target("avx2,fma")
+// Float32 rows run 8 floats at a time (simd.h; AVX2 in the target("avx2,fma")
 // copies below, chosen at run time): the loops hold exp, which compilers do
 // not auto-vectorise. float64 rows (gradient checks) stay scalar.
-typedef float vf __attribute__((vector_size(32)));
-typedef int32_t vi __attribute__((vector_size(32)));
-constexpr int kW = 8;
-
-#define AGENTRL_ALWAYS_INLINE inline __attribute__((always_inline))
-
-AGENTRL_ALWAYS_INLINE vf splat(float x) { return vf{} + x; }
-AGENTRL_ALWAYS_INLINE vf load(const float* p) {
-  vf v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-AGENTRL_ALWAYS_INLINE void store(float* p, vf v) { std::memcpy(p, &v, sizeof v); }
-// mask ? a : b, with mask lanes all ones or all zeros (a vector comparison)
-AGENTRL_ALWAYS_INLINE vf select(vi mask, vf a, vf b) { return (vf)(((vi)a & mask) | ((vi)b & ~mask)); }
-AGENTRL_ALWAYS_INLINE float lane_sum(vf v) {
-  float s = 0;
-  for (int l = 0; l < kW; ++l) s += v[l];
-  return s;
-}
+using namespace simd;
 
 // exp(x) for x <= ~0 (callers pass z - max or z - lse), lane-wise: round
 // x / ln 2 to n with the 1.5 * 2^23 trick, r = x - n ln 2 in two steps
