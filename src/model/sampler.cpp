@@ -170,10 +170,6 @@ __attribute__((target("avx2,fma"))) void tempered_avx2(const float* z, int64_t V
                                                        double* q) {
   tempered_body(z, V, max, temperature, q);
 }
-bool have_avx2() {
-  static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return yes;
-}
 #else
 void exp_sums_avx2(const float* z, int64_t V, double max, double& se, double& sez) {
   exp_sums_body(z, V, max, se, sez);
@@ -181,14 +177,13 @@ void exp_sums_avx2(const float* z, int64_t V, double max, double& se, double& se
 void tempered_avx2(const float* z, int64_t V, double max, double temperature, double* q) {
   tempered_body(z, V, max, temperature, q);
 }
-bool have_avx2() { return false; }
 #endif
 
 RowStats row_stats(const float* z, int64_t V) {
   RowStats st;
   row_max(z, V, st);
   double se = 0, sez = 0;
-  if (have_avx2()) exp_sums_avx2(z, V, st.max, se, sez);
+  if (detail::simd::have_avx2_fma()) exp_sums_avx2(z, V, st.max, se, sez);
   else exp_sums_body(z, V, st.max, se, sez);
   for (int64_t j = V - V % kLanes; j < V; ++j) {
     const double e = std::exp(static_cast<double>(z[j]) - st.max);
@@ -202,7 +197,7 @@ RowStats row_stats(const float* z, int64_t V) {
 
 // q_j = exp((z_j - max) / temperature) for every id.
 void tempered_masses(const float* z, int64_t V, double max, double temperature, double* q) {
-  if (have_avx2()) tempered_avx2(z, V, max, temperature, q);
+  if (detail::simd::have_avx2_fma()) tempered_avx2(z, V, max, temperature, q);
   else tempered_body(z, V, max, temperature, q);
   for (int64_t j = V - V % kLanes; j < V; ++j) q[j] = std::exp((static_cast<double>(z[j]) - max) / temperature);
 }

@@ -42,4 +42,15 @@ AGENTRL_ALWAYS_INLINE float lane_sum(vf v) {
   return s;
 }
 
+// Whether this CPU runs target("avx2,fma") code: the kernels call their AVX2
+// + FMA copies when it does, their plain copies otherwise. Asked once.
+inline bool have_avx2_fma() {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return yes;
+#else
+  return false;
+#endif
+}
+
 }  // namespace agentrl::model::detail::simd

@@ -100,17 +100,12 @@ __attribute__((target("avx2,fma"))) RowSums row_sums_avx2(const float* z, int64_
 __attribute__((target("avx2,fma"))) void row_grad_avx2(float* z, int64_t V, float lse, float a, float g_ent) {
   row_grad_body(z, V, lse, a, g_ent);
 }
-bool have_avx2() {
-  static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return yes;
-}
 #else
 RowSums row_sums_avx2(const float* z, int64_t V) { return row_sums_body(z, V); }
 void row_grad_avx2(float* z, int64_t V, float lse, float a, float g_ent) { row_grad_body(z, V, lse, a, g_ent); }
-bool have_avx2() { return false; }
 #endif
 
-RowSums row_sums(const float* z, int64_t V) { return have_avx2() ? row_sums_avx2(z, V) : row_sums_body(z, V); }
+RowSums row_sums(const float* z, int64_t V) { return have_avx2_fma() ? row_sums_avx2(z, V) : row_sums_body(z, V); }
 
 RowSums row_sums(const double* z, int64_t V) {
   RowSums r;
@@ -124,7 +119,7 @@ RowSums row_sums(const double* z, int64_t V) {
 
 // -p_j (g_lp + g_ent (log p_j + H)) = -p_j (a + g_ent log p_j), a = g_lp + g_ent H
 void row_grad(float* z, int64_t V, float lse, float a, float g_ent) {
-  if (have_avx2()) {
+  if (have_avx2_fma()) {
     row_grad_avx2(z, V, lse, a, g_ent);
   } else {
     row_grad_body(z, V, lse, a, g_ent);
