@@ -299,10 +299,12 @@ namespace {
 // The decode segments (one new token each) of a cached step, gathered once
 // for all layers: they are attended to as one batch (decode_attention).
 struct DecodeBatch {
-  torch::Tensor rows, slots, hidden;  // int64 [B] x2, bool [B, max_len]; on the model's device
+  // On the model's device: rows int64 [B] (undefined when `all`), and for
+  // the ATen path only slots int64 [B], hidden bool [B, max_len].
+  torch::Tensor rows, slots, hidden;
   std::vector<int64_t> host_slots, lengths;  // the fused CPU kernel's: row b sees keys [0, lengths[b])
   bool all = false;                   // every segment decodes (rows are 0..N-1)
-  bool empty() const { return !rows.defined(); }
+  bool empty() const { return lengths.empty(); }
 };
 
 // Prefill chunks of a cached step attended as one padded batch
@@ -321,7 +323,7 @@ struct ChunkBatch {
 // segment that would be alone in its batch in place (the gather, scatter
 // and mask of a batch cost more than they save for one sequence).
 struct StepPlan {
-  torch::Tensor slots, positions;  // int64 [N]: where each row's new key and value go
+  torch::Tensor slots, positions;  // int64 [N]: where each row's new key and value go (ATen path only)
   std::vector<int64_t> host_slots, host_positions;  // the same, for the fused CPU kernels
   DecodeBatch dec;
   std::vector<ChunkBatch> chunks;
@@ -333,9 +335,12 @@ torch::Tensor to_device(const std::vector<int64_t>& v, const torch::Device& dev)
   return torch::tensor(v, torch::TensorOptions().dtype(torch::kInt64)).to(dev);
 }
 
+// `fused`: only what the fused CPU kernel reads (host vectors, and the rows
+// when not every segment decodes); the device tensors of the ATen path cost
+// a few small ops per step, ~5% of a tiny batch-1 decode step.
 DecodeBatch decode_batch(const std::vector<CacheSegment>& segments, const std::vector<size_t>& which,
                          const std::vector<int64_t>& offsets, const torch::Device& dev, int64_t kv_multiple,
-                         int64_t capacity) {
+                         int64_t capacity, bool fused) {
   std::vector<int64_t> rows, slots, positions;
   int64_t max_len = 0;
   for (size_t i : which) {
@@ -349,7 +354,8 @@ DecodeBatch decode_batch(const std::vector<CacheSegment>& segments, const std::v
   d.host_slots = slots;
   for (int64_t p : positions) d.lengths.push_back(p + 1);
   d.all = which.size() == segments.size();
-  d.rows = to_device(rows, dev);
+  if (!d.all) d.rows = to_device(rows, dev);
+  if (fused) return d;
   d.slots = to_device(slots, dev);
   // Key j of row b is hidden when j > positions[b].
   const auto i64 = torch::TensorOptions().dtype(torch::kInt64);
@@ -416,11 +422,14 @@ StepPlan step_plan(const std::vector<CacheSegment>& segments, int64_t num_heads,
     }
     groups.back().push_back(i);
   }
-  p.slots = to_device(slots, dev);
-  p.positions = to_device(positions, dev);
+  if (!fused) {
+    p.slots = to_device(slots, dev);
+    p.positions = to_device(positions, dev);
+  }
   p.host_slots = std::move(slots);
   p.host_positions = std::move(positions);
-  if (decode.size() >= (fused ? 1u : 2u)) p.dec = decode_batch(segments, decode, p.offsets, dev, kv_multiple, capacity);
+  if (decode.size() >= (fused ? 1u : 2u))
+    p.dec = decode_batch(segments, decode, p.offsets, dev, kv_multiple, capacity, fused);
   else p.alone = decode;
   for (const auto& g : groups) {
     if (g.size() >= 2) p.chunks.push_back(chunk_batch(segments, g, p.offsets, dev));
