@@ -336,8 +336,8 @@ torch::Tensor to_device(const std::vector<int64_t>& v, const torch::Device& dev)
 }
 
 // `fused`: only what the fused CPU kernel reads (host vectors, and the rows
-// when not every segment decodes); the device tensors of the ATen path cost
-// a few small ops per step, ~5% of a tiny batch-1 decode step.
+// when not every segment decodes): the ATen path's device tensors would be
+// a few small tensor constructions per step that nothing reads.
 DecodeBatch decode_batch(const std::vector<CacheSegment>& segments, const std::vector<size_t>& which,
                          const std::vector<int64_t>& offsets, const torch::Device& dev, int64_t kv_multiple,
                          int64_t capacity, bool fused) {
@@ -428,9 +428,11 @@ StepPlan step_plan(const std::vector<CacheSegment>& segments, int64_t num_heads,
   }
   p.host_slots = std::move(slots);
   p.host_positions = std::move(positions);
-  if (decode.size() >= (fused ? 1u : 2u))
+  if (decode.size() >= (fused ? 1u : 2u)) {
     p.dec = decode_batch(segments, decode, p.offsets, dev, kv_multiple, capacity, fused);
-  else p.alone = decode;
+  } else {
+    p.alone = decode;
+  }
   for (const auto& g : groups) {
     if (g.size() >= 2) p.chunks.push_back(chunk_batch(segments, g, p.offsets, dev));
     else p.alone.insert(p.alone.end(), g.begin(), g.end());
