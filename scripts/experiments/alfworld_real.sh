@@ -6,26 +6,31 @@
 # SFT checkpoint (step 0) and final checkpoint evaluated greedily on the real
 # valid_seen (140) and valid_unseen (134) games, 50 steps, and the
 # per-task-type table.
-#   scripts/experiments/alfworld_real.sh --data DIR [--seeds "1 2 3"] [--tag NAME] [key=value ...]
+#   scripts/experiments/alfworld_real.sh --data DIR [--seeds "1 2 3"] [--tag NAME] [--choice] [key=value ...]
 # DIR is an ALFWorld json_2.1.1 folder (valid_seen/, valid_unseen/), e.g.
 # ../shared/data/alfworld/json_2.1.1 on the development machines. Runs go to
 # runs/seeds/alfworld_real_TAG/seedS, evaluations to its real/seedS_STAGE_SPLIT/
-# (the table's row names; STAGE sft or rl). Run it on an
-# otherwise idle machine: the training wall times are part of the result.
+# (the table's row names; STAGE sft or rl). With --choice every checkpoint is
+# also evaluated in choice mode (rollout.eval_constrain_actions: the policy
+# picks one of the admissible commands token by token) into
+# real/seedS_STAGE_SPLIT_choice. Run it on an otherwise idle machine: the
+# training wall times are part of the result.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 seeds="1 2 3"
 tag=shipped
 data=""
+choice=0
 overrides=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --seeds) seeds="$2"; shift 2 ;;
     --tag) tag="$2"; shift 2 ;;
     --data) data="$2"; shift 2 ;;
-    -h|--help) sed -n 2,13p "$0"; exit 0 ;;
+    --choice) choice=1; shift ;;
+    -h|--help) sed -n 2,17p "$0"; exit 0 ;;
     *=*) overrides+=("$1"); shift ;;
-    *) echo "alfworld_real: unknown argument '$1' (expected --data, --seeds, --tag or key=value)" >&2; exit 2 ;;
+    *) echo "alfworld_real: unknown argument '$1' (expected --data, --seeds, --tag, --choice or key=value)" >&2; exit 2 ;;
   esac
 done
 [[ -n "$data" ]] || { echo "alfworld_real: --data DIR (ALFWorld's json_2.1.1 folder) is required" >&2; exit 2; }
@@ -46,13 +51,18 @@ for s in $seeds; do
     ckpt="$run/checkpoints/step_000000"
     [[ "$stage" == rl ]] && ckpt="$last"
     for split in valid_seen valid_unseen; do
-      dir="$out/real/seed${s}_${stage}_${split}"
-      dirs+=("$dir")
-      [[ -f "$dir/metrics.json" ]] && continue
-      echo "seed $s: $stage ($ckpt) on real $split"
-      "$bin" eval "$config" "${overrides[@]}" tokenizer.train=false tokenizer.path="$run/tokenizer" \
-        alfworld.data_dir="$data" --model "$ckpt/model" --split "$split" --episodes 0 --out "$dir" \
-        > "$dir.log" 2>&1 || { echo "alfworld_real: evaluation failed: see $dir.log" >&2; exit 1; }
+      for mode in free choice; do
+        [[ "$mode" == choice && "$choice" == 0 ]] && continue
+        dir="$out/real/seed${s}_${stage}_${split}"
+        [[ "$mode" == choice ]] && dir="${dir}_choice"
+        dirs+=("$dir")
+        [[ -f "$dir/metrics.json" ]] && continue
+        echo "seed $s: $stage ($ckpt) on real $split ($mode)"
+        "$bin" eval "$config" "${overrides[@]}" tokenizer.train=false tokenizer.path="$run/tokenizer" \
+          alfworld.data_dir="$data" rollout.eval_constrain_actions=$([[ "$mode" == choice ]] && echo true || echo false) \
+          --model "$ckpt/model" --split "$split" --episodes 0 --out "$dir" \
+          > "$dir.log" 2>&1 || { echo "alfworld_real: evaluation failed: see $dir.log" >&2; exit 1; }
+      done
     done
   done
 done

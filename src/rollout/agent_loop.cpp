@@ -85,13 +85,19 @@ std::string EpisodeRunner::window_history() const {
   return out;
 }
 
+std::vector<std::string> EpisodeRunner::shown_actions() const {
+  const auto& exclude = ctx_->prompt.admissible_exclude;
+  std::vector<std::string> out;
+  for (auto& a : env_->admissible_actions())
+    if (std::find(exclude.begin(), exclude.end(), a) == exclude.end()) out.push_back(std::move(a));
+  return out;
+}
+
 std::string EpisodeRunner::admissible_text() const {
   if (!ctx_->prompt.show_admissible_actions) return "";
-  const auto& exclude = ctx_->prompt.admissible_exclude;
   std::string out;
   bool first = true;
-  for (const auto& a : env_->admissible_actions()) {
-    if (std::find(exclude.begin(), exclude.end(), a) != exclude.end()) continue;
+  for (const auto& a : shown_actions()) {
     if (!first) out += ctx_->prompt.admissible_separator;
     out += substitute(ctx_->prompt.admissible_item, {{"action", a}});
     first = false;
@@ -168,6 +174,8 @@ std::optional<GenerationRequest> EpisodeRunner::make_request(std::vector<int32_t
   req.include_stop_string = true;
   req.cache_key = spec_.cache_key;
   req.order = spec_.group_id * 1000003 + spec_.sample_index;
+  if (ctx_->constrain_actions)
+    for (const auto& a : shown_actions()) req.allowed_texts.push_back(expert_response_text(ctx_->prompt, a));
   return req;
 }
 

@@ -116,6 +116,7 @@ std::shared_ptr<rollout::AgentContext> make_agent_context(const ExperimentConfig
   ctx->sampling.temperature = eval ? cfg.rollout.eval_temperature : cfg.rollout.temperature;
   ctx->sampling.top_p = eval ? cfg.rollout.eval_top_p : cfg.rollout.top_p;
   ctx->sampling.top_k = eval ? 0 : cfg.rollout.top_k;
+  ctx->constrain_actions = eval && cfg.rollout.eval_constrain_actions;
   return ctx;
 }
 

@@ -9,6 +9,7 @@
 #include "agentrl/core/error.h"
 #include "agentrl/rollout/batch_builder.h"
 #include "agentrl/rollout/demos.h"
+#include "agentrl/rollout/generation_engine.h"
 #include "agentrl/rollout/rollout_pool.h"
 #include "rollout/rollout_test_support.h"
 
@@ -258,6 +259,60 @@ TEST(AgentLoop, WindowTemplatesFillHistoryAndAdmissibleFormatsInOnePass) {
   EXPECT_EQ(t.turns[0].user_message, "first count=0 ['inc']");
   EXPECT_EQ(t.turns[1].user_message, "1/1: <1:count=0->inc> | now count=1 {unknown}");
   EXPECT_EQ(t.turns[3].user_message, "3/2: <2:count=1->inc>;<3:count=2->inc> | now count=3 {unknown}");
+}
+
+// A random policy (real engine) in choice mode writes only the responses of
+// the shown admissible actions, so it wins the counting task without an
+// invalid turn; unconstrained, the same policy does not.
+Trajectory engine_episode(bool constrain, std::vector<GenerationRequest>* requests) {
+  auto ctx = make_ctx("window");
+  ctx->prompt.expert_response = "<action>{action}</action>";
+  ctx->constrain_actions = constrain;
+  ctx->sampling.temperature = 1.0;
+  ctx->rollout.max_new_tokens = 40;
+  auto policy = testing::tiny_byte_policy(32, 64, /*seed=*/3, /*std=*/0.3);
+  EngineOptions o;
+  o.max_seq_len = 1024;
+  o.kv_budget_tokens = 4096;
+  GenerationEngine engine(policy, ctx->tokenizer, o, ctx->chat->stop_token_ids());
+  CountingSuite suite;
+  EpisodeSpec spec;
+  spec.task = suite.tasks().get("train", 1);  // counts to 3
+  spec.sample_seed = 9;
+  EpisodeRunner runner(suite.make_env(), spec, ctx);
+  auto req = runner.start();
+  while (req) {
+    requests->push_back(*req);
+    req = runner.on_generation(engine.submit(*req).get());
+  }
+  return runner.take_trajectory();
+}
+
+TEST(AgentLoop, ChoiceModeDecodesOnlyTheAdmissibleResponses) {
+  std::vector<GenerationRequest> requests;
+  auto t = engine_episode(/*constrain=*/true, &requests);
+  EXPECT_TRUE(t.success);
+  ASSERT_EQ(t.turns.size(), 3u);
+  for (const auto& turn : t.turns) EXPECT_EQ(turn.response, "<action>inc</action>");
+  for (const auto& r : requests) EXPECT_EQ(r.allowed_texts, std::vector<std::string>{"<action>inc</action>"});
+  requests.clear();
+  auto free = engine_episode(/*constrain=*/false, &requests);
+  EXPECT_FALSE(free.success) << "the random policy should not win by itself";
+  for (const auto& r : requests) EXPECT_TRUE(r.allowed_texts.empty());
+}
+
+TEST(AgentLoop, ChoiceModeLeavesOutTheExcludedActions) {
+  auto ctx = make_ctx("window");
+  ctx->prompt.expert_response = "<action>{action}</action>";
+  ctx->prompt.admissible_exclude = {"inc"};
+  ctx->constrain_actions = true;
+  CountingSuite suite;
+  EpisodeSpec spec;
+  spec.task = suite.tasks().get("train", 0);
+  EpisodeRunner runner(suite.make_env(), spec, ctx);
+  auto req = runner.start();
+  ASSERT_TRUE(req);
+  EXPECT_TRUE(req->allowed_texts.empty());
 }
 
 TEST(RolloutPool, ThrowingEnvFailsOnlyItsEpisode) {

@@ -5,12 +5,15 @@
 #include <torch/torch.h>
 
 #include <atomic>
+#include <cmath>
 #include <cctype>
 #include <chrono>
+#include <set>
 #include <thread>
 
 #include "agentrl/core/error.h"
 #include "agentrl/model/logprobs.h"
+#include "agentrl/rollout/choice_constraint.h"
 #include "agentrl/rollout/generation_engine.h"
 
 using namespace agentrl;
@@ -196,6 +199,49 @@ TEST(GenerationEngine, StopStringSpanningTokenBoundariesEndsTextExactlyThere) {
   auto r2 = e.submit(req).get();
   EXPECT_EQ(r2.text, bytes.substr(0, at));
   EXPECT_EQ(r2.tokens, expect);
+}
+
+TEST(GenerationEngine, AllowedTextsConfineSamplingToThoseTextsAndGreedyPicksThePolicysFavourite) {
+  auto m = tiny_model();
+  auto t = tok();
+  GenerationEngine e(m, t, small_options());
+  const std::vector<std::string> texts = {"go to fridge 1", "go to desk 2", "look", "take apple 1 from desk 2"};
+  std::set<std::string> seen;
+  for (uint64_t seed = 0; seed < 24; ++seed) {
+    GenerationRequest r;
+    r.prompt = prompt_of(7, 4);
+    r.sampling.temperature = 1.0;
+    r.sampling.seed = seed;
+    r.max_new_tokens = 40;
+    r.allowed_texts = texts;
+    auto out = e.submit(r).get();
+    EXPECT_EQ(out.finish_reason, FinishReason::kEos) << "seed " << seed;
+    EXPECT_NE(std::find(texts.begin(), texts.end(), out.text), texts.end()) << "seed " << seed << ": " << out.text;
+    for (size_t i = 0; i < out.logprobs.size(); ++i) {
+      EXPECT_TRUE(std::isfinite(out.logprobs[i]) && out.logprobs[i] <= 0) << "seed " << seed << " token " << i;
+      EXPECT_TRUE(std::isfinite(out.entropies[i])) << "seed " << seed << " token " << i;
+    }
+    seen.insert(out.text);
+  }
+  EXPECT_GE(seen.size(), 2u) << "sampling at temperature 1 should reach more than one text";
+  // Greedy: the first token is the policy's most likely token among those
+  // that begin a text (a full forward of the prompt, masked by hand).
+  auto req = greedy(prompt_of(7, 4), 40);
+  req.allowed_texts = texts;
+  auto g = e.submit(req).get();
+  EXPECT_NE(std::find(texts.begin(), texts.end(), g.text), texts.end()) << g.text;
+  torch::NoGradGuard ng;
+  const auto p = prompt_of(7, 4);
+  const int64_t T = static_cast<int64_t>(p.size());
+  auto logits = m->forward(torch::tensor(std::vector<int64_t>(p.begin(), p.end())).unsqueeze(0),
+                           torch::arange(T).unsqueeze(0), torch::ones({1, T}, torch::kBool))[0][T - 1];
+  auto allowed = ChoiceConstraint(*t).allowed(texts, "", {ByteTokenizer::kEos});
+  int64_t best = -1;
+  for (int64_t id = 0; id < logits.size(0); ++id)
+    if (allowed[static_cast<size_t>(id)] && (best < 0 || logits[id].item<float>() > logits[best].item<float>()))
+      best = id;
+  ASSERT_FALSE(g.tokens.empty());
+  EXPECT_EQ(g.tokens[0], best);
 }
 
 TEST(GenerationEngine, StopRegexEndsAtItsFirstMatchAcrossTokens) {

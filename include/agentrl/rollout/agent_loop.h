@@ -40,6 +40,12 @@ struct AgentContext {
   std::shared_ptr<const text::Tokenizer> tokenizer;
   std::shared_ptr<const text::ChatTemplate> chat;
   SamplingParams sampling;  // temperature/top-p/top-k; the seed is set per request
+  // Choice mode (rollout.eval_constrain_actions, evaluation only): every
+  // request carries as allowed_texts the responses prompt.expert_response
+  // makes of the env's admissible actions (less prompt.admissible_exclude),
+  // so the policy picks one of them token by token. Envs without admissible
+  // actions are unaffected.
+  bool constrain_actions = false;
 };
 
 struct EpisodeSpec {
@@ -80,6 +86,7 @@ class EpisodeRunner {
   std::string fill(const std::string& tmpl, const std::string& observation, bool truncate = true) const;
   std::string truncate_observation(const std::string& observation) const;
   std::string window_history() const;
+  std::vector<std::string> shown_actions() const;  // admissible, less admissible_exclude
   std::string admissible_text() const;
   envs::Projection project(const std::string& response) const;
   std::optional<GenerationRequest> make_request(std::vector<int32_t> new_context_tokens,

@@ -27,7 +27,9 @@
 // with that token (which may carry bytes past the stop string) and `text`
 // ends exactly at the end of the stop string (include_stop_string) or at its
 // start (otherwise). logprobs/entropies are those of the raw distribution
-// softmax(logits) (model/sampler.h).
+// softmax(logits) (model/sampler.h), except for a request with allowed_texts
+// (constrained decoding, rollout/choice_constraint.h): its rows' other tokens
+// are masked before sampling, and its log-probs are the masked distribution's.
 //
 // Modes. Throughput mode (submit): requests join whenever they arrive, so the
 // batch composition depends on thread timing; per-request seeds make sampling

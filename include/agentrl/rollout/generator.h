@@ -35,6 +35,14 @@ struct GenerationRequest {
   // block). Empty = none.
   std::string stop_regex;
   bool include_stop_string = true;  // keep the stop string at the end of the text
+  // Constrained decoding (rollout/choice_constraint.h): when non-empty, each
+  // token is sampled among those that keep the generated text a prefix of
+  // one of these texts (the others' logits are masked), and once the text
+  // equals one the EOS / stop tokens are allowed too. The result's logprobs
+  // and entropies are then those of the masked distribution, not the
+  // policy's: such results are for evaluation, not for PPO's ratios. A step
+  // at which no token fits (a text no tokenisation reaches) samples freely.
+  std::vector<std::string> allowed_texts;
   // Requests with the same non-empty cache_key share KV cache: the G samples
   // of a group (same prompt) prefill once; a later turn of an episode whose
   // prompt extends the previous request's context reuses it.
