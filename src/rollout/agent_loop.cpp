@@ -174,7 +174,7 @@ std::optional<GenerationRequest> EpisodeRunner::make_request(std::vector<int32_t
   req.include_stop_string = true;
   req.cache_key = spec_.cache_key;
   req.order = spec_.group_id * 1000003 + spec_.sample_index;
-  if (ctx_->constrain_actions)
+  if (ctx_->constrain_actions && env_->admissible_actions_exhaustive())
     for (const auto& a : shown_actions()) req.allowed_texts.push_back(expert_response_text(ctx_->prompt, a));
   return req;
 }

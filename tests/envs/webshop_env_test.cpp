@@ -97,9 +97,11 @@ TEST_F(WebshopEnvTest, WalkthroughProducesWebShopPagesAndRewardOne) {
   WebshopEnv env(make_data(dir_));
   EXPECT_EQ(env.reset_goal(0), std::string("WebShop [SEP] Instruction: [SEP] ") + kInstr + " [SEP] Search");
   EXPECT_EQ(env.admissible_actions(), (std::vector<std::string>{"search[<query>]"}));
+  EXPECT_FALSE(env.admissible_actions_exhaustive());  // a template: choice mode leaves the search free
 
   auto r = env.step("search[Running Shoes]");
   EXPECT_FALSE(r.info.invalid_action);
+  EXPECT_TRUE(env.admissible_actions_exhaustive());
   EXPECT_EQ(r.observation, kHead + " [SEP] Page 1 (Total results: 1) [SEP] Next > [SEP] B000000001 [SEP] "
                                    "Red Running Shoes [SEP] $25.5");
   EXPECT_EQ(env.admissible_actions(),

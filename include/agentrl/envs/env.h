@@ -80,6 +80,10 @@ class Env {
   virtual StepResult step(const std::string& action) = 0;
   // Currently admissible actions, sorted; empty when actions are free-form.
   virtual std::vector<std::string> admissible_actions() const = 0;
+  // False when admissible_actions() holds a template rather than every
+  // action (WebShop's "search[<query>]"): choice mode
+  // (rollout.eval_constrain_actions) then lets the policy write freely.
+  virtual bool admissible_actions_exhaustive() const { return true; }
   // The task text shown to the agent ("put a clean apple in fridge.").
   virtual std::string task_description() const = 0;
   // The next action of an expert that solves the task from the current

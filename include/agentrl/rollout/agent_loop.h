@@ -44,7 +44,8 @@ struct AgentContext {
   // request carries as allowed_texts the responses prompt.expert_response
   // makes of the env's admissible actions (less prompt.admissible_exclude),
   // so the policy picks one of them token by token. Envs without admissible
-  // actions are unaffected.
+  // actions, and states whose list is a template
+  // (Env::admissible_actions_exhaustive), are unaffected.
   bool constrain_actions = false;
 };
 

@@ -237,6 +237,8 @@ std::string WebshopEnv::shown_click_text(const std::string& text, const Clickabl
   return c.kind == Clickable::kProductLink ? clicked_asin(text) : text;
 }
 
+bool WebshopEnv::admissible_actions_exhaustive() const { return done_ || !goal_ || page_ != Page::kSearch; }
+
 std::vector<std::string> WebshopEnv::admissible_actions() const {
   std::vector<std::string> out;
   if (done_ || !goal_) return out;

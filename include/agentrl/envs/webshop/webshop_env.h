@@ -128,6 +128,8 @@ class WebshopEnv final : public Env {
   std::string reset_goal(size_t goal_index);
   StepResult step(const std::string& action) override;
   std::vector<std::string> admissible_actions() const override;
+  // The search page lists the search bar as a template (search[<query>]).
+  bool admissible_actions_exhaustive() const override;
   std::string task_description() const override;
   std::optional<std::string> expert_action() override;
   int max_steps() const override { return data_->max_steps; }
