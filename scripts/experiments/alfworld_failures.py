@@ -17,7 +17,10 @@ this order:
   take: away     "take O from R" where R is not the place the agent stands at
   other          any other command the env refused
 and every lost episode is marked "stuck" when its last 10 actions are at most
-2 distinct commands. The place the agent stands at is followed through its
+2 distinct commands. "revisits" is the share of the accepted "go to"
+commands of the lost episodes that go back to a place the episode went to
+before (a policy that cannot remember where it searched walks in circles
+without being "stuck"). The place the agent stands at is followed through its
 accepted "go to" commands; the room's receptacles come from the first
 observation. Prints one markdown row per directory.
 """
@@ -57,6 +60,7 @@ def invalid_kind(turn, here, receptacles):
 
 def analyse(path):
     kinds, turns, lost, stuck, won_steps = Counter(), 0, 0, 0, []
+    goes, revisits = 0, 0  # accepted "go to" of lost episodes, and those to a place seen before
     with open(path) as f:
         for line in f:
             ep = json.loads(line)
@@ -64,37 +68,43 @@ def analyse(path):
             if not ts:
                 continue
             receptacles, here = room_receptacles(ts[0]["observation_before"]), None
+            visited, ep_goes, ep_revisits = set(), 0, 0
             for t in ts:
                 turns += 1
                 if t["invalid_action"]:
                     kinds[invalid_kind(t, here, receptacles)] += 1
                 elif t["action"].startswith("go to "):
                     here = t["action"][len("go to "):]
+                    ep_goes += 1
+                    ep_revisits += here in visited
+                    visited.add(here)
             if ep["success"]:
                 won_steps.append(len(ts))
             else:
                 lost += 1
+                goes += ep_goes
+                revisits += ep_revisits
                 stuck += len({t["action"] for t in ts[-10:]}) <= 2 and len(ts) >= 10
-    return kinds, turns, lost, stuck, won_steps
+    return kinds, turns, lost, stuck, won_steps, (revisits, goes)
 
 
 def main(dirs):
     if not dirs:
         sys.exit(__doc__)
-    print("| run | turns | invalid | " + " | ".join(KINDS) + " | lost | stuck | steps to win |")
-    print("|---|" + "---|" * (len(KINDS) + 5))
+    print("| run | turns | invalid | " + " | ".join(KINDS) + " | lost | stuck | revisits | steps to win |")
+    print("|---|" + "---|" * (len(KINDS) + 6))
     for d in dirs:
         path = Path(d) / "trajectories.jsonl"
         try:
-            kinds, turns, lost, stuck, won = analyse(path)
+            kinds, turns, lost, stuck, won, (revisits, goes) = analyse(path)
         except (OSError, json.JSONDecodeError, KeyError) as e:
             sys.exit(f"alfworld_failures: {path}: {e}")
         invalid = sum(kinds.values())
         share = lambda n, of: f"{n / of:.2f}" if of else "-"
         row = [Path(d).name, str(turns), share(invalid, turns)] + [share(kinds[k], invalid) for k in KINDS]
-        row += [str(lost), share(stuck, lost), f"{sum(won) / len(won):.1f}" if won else "-"]
+        row += [str(lost), share(stuck, lost), share(revisits, goes), f"{sum(won) / len(won):.1f}" if won else "-"]
         print("| " + " | ".join(row) + " |")
-    print("\ninvalid: share of turns; kinds: share of the invalid turns; stuck: share of the lost episodes")
+    print("\ninvalid: share of turns; kinds: share of the invalid turns; stuck: share of the lost episodes; revisits: share of the lost episodes' go-to commands")
 
 
 if __name__ == "__main__":
