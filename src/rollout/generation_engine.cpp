@@ -97,7 +97,7 @@ struct GenerationEngine::Impl {
   std::shared_ptr<const text::Tokenizer> tok;
   EngineOptions opt;
   std::vector<int32_t> eos;
-  std::unique_ptr<ChoiceConstraint> choices;  // built with the tokenizer: requests' allowed_texts
+  std::unique_ptr<ChoiceConstraint> choices;  // loop thread; built at the first request with allowed_texts
   std::unique_ptr<model::KvCache> cache;
   int64_t limit = 0;     // max tokens per sequence
   int64_t scratch = -1;  // the pad rows' KV slot under static decode shapes (-1: off)
@@ -146,7 +146,6 @@ GenerationEngine::GenerationEngine(model::TransformerLM model, std::shared_ptr<c
   I.opt = options_;
   I.eos = std::move(eos_ids);
   if (I.eos.empty() && I.tok && I.tok->eos_id()) I.eos.push_back(*I.tok->eos_id());
-  if (I.tok) I.choices = std::make_unique<ChoiceConstraint>(*I.tok);
   if (options_.device != "auto") {
     const auto want = model::resolve_device(options_.device);
     if (want.type() != model->device().type())
@@ -539,10 +538,9 @@ void GenerationEngine::Impl::check_stop(const SeqPtr& s, int32_t token) {
   if (std::find(eos.begin(), eos.end(), token) != eos.end()) return finish(s, FinishReason::kEos);
   if (std::find(r.stop_token_ids.begin(), r.stop_token_ids.end(), token) != r.stop_token_ids.end())
     return finish(s, FinishReason::kStopToken);
-  if (!r.allowed_texts.empty() && r.stop_strings.empty() && !s->stop_regex) s->bytes += tok->token_bytes(token);
+  const size_t old = s->bytes.size();
+  if (!r.stop_strings.empty() || s->stop_regex || !r.allowed_texts.empty()) s->bytes += tok->token_bytes(token);
   if (!r.stop_strings.empty() || s->stop_regex) {
-    const size_t old = s->bytes.size();
-    s->bytes += tok->token_bytes(token);
     size_t best_end = std::string::npos, best_start = 0;
     for (const auto& stop_string : r.stop_strings) {
       // Only matches that end inside this token's bytes are new; earlier ones
@@ -578,6 +576,7 @@ void GenerationEngine::Impl::mask_choices(torch::Tensor& logits, const std::vect
   for (size_t j = 0; j < rows.size(); ++j) {
     const auto& s = seqs[static_cast<size_t>(rows[j])];
     if (s->req.allowed_texts.empty()) continue;
+    if (!choices) choices = std::make_unique<ChoiceConstraint>(*tok);  // one pass over the vocabulary
     std::vector<int32_t> ends = eos;
     ends.insert(ends.end(), s->req.stop_token_ids.begin(), s->req.stop_token_ids.end());
     auto allowed = choices->allowed(s->req.allowed_texts, s->bytes, ends);

@@ -1,11 +1,12 @@
-// Specifications of ChoiceConstraint on a small tokenizer whose pieces cross
-// word boundaries: ids 0-255 = bytes, 256 = <eos> (special, no text of the
-// candidates), 257+ = the multi-byte pieces below.
+// Specifications of ChoiceConstraint on the rollout tests' byte tokenizer
+// (ids 0-255 = bytes, 256-258 = ChatML specials) extended by multi-byte
+// pieces that cross word boundaries (259+) and one piece without bytes.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
 #include "agentrl/rollout/choice_constraint.h"
+#include "rollout/rollout_test_support.h"
 
 using namespace agentrl;
 using namespace agentrl::rollout;
@@ -14,34 +15,18 @@ namespace {
 
 const std::vector<std::string> kPieces = {"go", "go to ", "fridge", "fridge 1", "desk", "k 2", "xyz", ""};
 
-class PieceTokenizer : public text::Tokenizer {
+class PieceTokenizer : public agentrl::testing::ByteTokenizer {
  public:
-  static constexpr int32_t kEos = 256;
+  static constexpr int32_t kEos = kImEnd, kFirstPiece = 259;
   static int32_t piece(const std::string& p) {
     for (size_t i = 0; i < kPieces.size(); ++i)
-      if (kPieces[i] == p) return 257 + static_cast<int32_t>(i);
+      if (kPieces[i] == p) return kFirstPiece + static_cast<int32_t>(i);
     return -1;
   }
-  std::vector<text::TokenId> encode(std::string_view t, bool, bool) const override {
-    return std::vector<text::TokenId>(t.begin(), t.end());
-  }
-  std::string decode(const std::vector<text::TokenId>& ids, bool) const override {
-    std::string s;
-    for (auto id : ids) s += token_bytes(id);
-    return s;
-  }
   std::string token_bytes(text::TokenId id) const override {
-    if (id < 256) return std::string(1, static_cast<char>(id));
-    if (id == kEos) return "";
-    return kPieces[static_cast<size_t>(id - 257)];
+    return id < kFirstPiece ? ByteTokenizer::token_bytes(id) : kPieces[static_cast<size_t>(id - kFirstPiece)];
   }
-  std::string id_to_piece(text::TokenId id) const override { return token_bytes(id); }
-  std::optional<text::TokenId> piece_to_id(const std::string&) const override { return std::nullopt; }
-  int32_t vocab_size() const override { return 257 + static_cast<int32_t>(kPieces.size()); }
-  bool is_special(text::TokenId id) const override { return id == kEos; }
-  std::optional<text::TokenId> bos_id() const override { return std::nullopt; }
-  std::optional<text::TokenId> eos_id() const override { return kEos; }
-  std::optional<text::TokenId> pad_id() const override { return std::nullopt; }
+  int32_t vocab_size() const override { return kFirstPiece + static_cast<int32_t>(kPieces.size()); }
 };
 
 const std::vector<std::string> kCandidates = {"go to fridge 1", "go to desk 2", "look", "look at lamp"};
