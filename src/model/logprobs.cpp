@@ -17,12 +17,49 @@ struct ChunkStats {
   torch::Tensor ent;   // [c]
 };
 
-// `w` is the lm-head weight already in compute_dtype(h): the logits are
-// computed in fp32 (fp64 in gradient checks) from bf16/fp16 hidden states,
-// exactly as the engine's TransformerLM::logits_fp32, so that behaviour and
-// trainer log-probs agree in low precision.
-ChunkStats chunk_stats(const torch::Tensor& h, const torch::Tensor& w) {
-  auto z = torch::nn::functional::linear(h.to(w.scalar_type()), w);
+// Rows of a constrained chunk (LogprobOptions::allowed_offsets / _ids):
+// which rows are constrained, and the (row, id) pairs they keep, relative to
+// the chunk that starts at row `s`.
+struct ChunkMask {
+  std::vector<int64_t> constrained, rows, cols;
+};
+
+ChunkMask chunk_mask(const torch::Tensor& offsets, const torch::Tensor& ids, int64_t s, int64_t c, int64_t V) {
+  ChunkMask m;
+  if (ids.numel() == 0) return m;
+  const int64_t* off = offsets.data_ptr<int64_t>();
+  const int64_t* id = ids.data_ptr<int64_t>();
+  for (int64_t i = 0; i < c; ++i) {
+    if (off[s + i] == off[s + i + 1]) continue;
+    m.constrained.push_back(i);
+    for (int64_t k = off[s + i]; k < off[s + i + 1]; ++k) {
+      if (id[k] < 0 || id[k] >= V) continue;
+      m.rows.push_back(i);
+      m.cols.push_back(id[k]);
+    }
+  }
+  return m;
+}
+
+// The logits of rows [s, s+c) of `h`, `w` the lm-head weight already in
+// compute_dtype(h): computed in fp32 (fp64 in gradient checks) from bf16/fp16
+// hidden states, exactly as the engine's TransformerLM::logits_fp32, so that
+// behaviour and trainer log-probs agree in low precision. Constrained rows
+// get -1e30 outside their allowed ids (finite, as in the engine: p = 0 there
+// and p * log p stays 0, where -inf would give NaN).
+torch::Tensor chunk_logits(const torch::Tensor& h, const torch::Tensor& w, const torch::Tensor& offsets,
+                           const torch::Tensor& ids, int64_t s) {
+  auto z = torch::nn::functional::linear(h.to(w.scalar_type()), w).contiguous();
+  const auto m = chunk_mask(offsets, ids, s, z.size(0), z.size(1));
+  if (m.constrained.empty()) return z;
+  auto i64 = torch::TensorOptions().dtype(torch::kInt64);
+  auto drop = torch::zeros({z.size(0), z.size(1)}, torch::TensorOptions().dtype(torch::kBool));
+  drop.index_fill_(0, torch::tensor(m.constrained, i64), true);
+  drop.index_put_({torch::tensor(m.rows, i64), torch::tensor(m.cols, i64)}, false);
+  return z.masked_fill_(drop.to(z.device()), -1e30);
+}
+
+ChunkStats chunk_stats(const torch::Tensor& z) {
   auto logp = torch::log_softmax(z, -1);
   auto p = logp.exp();
   auto ent = -(p * logp).sum(-1);
@@ -34,17 +71,17 @@ ChunkStats chunk_stats(const torch::Tensor& h, const torch::Tensor& w) {
 // entropies (either undefined when not in the loss). Without an entropy
 // gradient only the softmax is needed: one op fewer over the [c, V] block
 // and no log-softmax kept.
-torch::Tensor chunk_logit_grad(const torch::Tensor& h, const torch::Tensor& w, const torch::Tensor& targets,
-                               const torch::Tensor& g_lp, const torch::Tensor& g_ent) {
-  const auto cd = w.scalar_type();
+torch::Tensor chunk_logit_grad(const torch::Tensor& z, const torch::Tensor& targets, const torch::Tensor& g_lp,
+                               const torch::Tensor& g_ent) {
+  const auto cd = z.scalar_type();
   if (!g_ent.defined()) {
-    auto p = torch::softmax(torch::nn::functional::linear(h.to(cd), w), -1);
+    auto p = torch::softmax(z, -1);
     if (!g_lp.defined()) return p.zero_();
     auto g = g_lp.to(cd).unsqueeze(1);
     auto gz = p.mul_(g.neg());  // -p g, in place over the softmax
     return gz.scatter_add_(1, targets.unsqueeze(1), g);
   }
-  auto st = chunk_stats(h, w);
+  auto st = chunk_stats(z);
   auto gz = st.p * (st.logp + st.ent.unsqueeze(1)).mul_(g_ent.to(cd).unsqueeze(1).neg());  // -p (log p + H) g_ent
   if (g_lp.defined()) {
     auto g = g_lp.to(cd).unsqueeze(1);
@@ -65,6 +102,7 @@ torch::Tensor chunk_logit_grad(const torch::Tensor& h, const torch::Tensor& w, c
 struct ChunkedStatsFn : public torch::autograd::Function<ChunkedStatsFn> {
   static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& hidden,
                                                 const torch::Tensor& weight, const torch::Tensor& targets,
+                                                const torch::Tensor& allowed_offsets, const torch::Tensor& allowed_ids,
                                                 int64_t chunk, bool want_prob_sq, bool fused) {
     const int64_t N = hidden.size(0);
     auto opts = torch::TensorOptions().dtype(compute_dtype(hidden)).device(hidden.device());
@@ -76,20 +114,20 @@ struct ChunkedStatsFn : public torch::autograd::Function<ChunkedStatsFn> {
     for (int64_t s = 0; s < N; s += chunk) {
       const int64_t c = std::min(chunk, N - s);
       auto tg = targets.narrow(0, s, c);
+      auto z = chunk_logits(hidden.narrow(0, s, c), w, allowed_offsets, allowed_ids, s);
       if (fused) {
-        auto z = torch::nn::functional::linear(hidden.narrow(0, s, c).to(w.scalar_type()), w).contiguous();
         detail::fused_row_stats(z, tg, {lp.narrow(0, s, c), ent.narrow(0, s, c),
                                         want_prob_sq ? psq.narrow(0, s, c) : torch::Tensor(), lse.narrow(0, s, c)});
         continue;
       }
-      auto st = chunk_stats(hidden.narrow(0, s, c), w);
+      auto st = chunk_stats(z);
       lp.narrow(0, s, c).copy_(st.logp.gather(1, tg.unsqueeze(1)).squeeze(1));
       ent.narrow(0, s, c).copy_(st.ent);
       if (want_prob_sq) psq.narrow(0, s, c).copy_((st.p * st.p).sum(-1));
     }
     // The fused backward needs each row's log-sum-exp and entropy (a copy:
     // the caller owns the returned entropy).
-    ctx->save_for_backward({hidden, weight, targets, lse, fused ? ent.clone() : lse});
+    ctx->save_for_backward({hidden, weight, targets, lse, fused ? ent.clone() : lse, allowed_offsets, allowed_ids});
     ctx->saved_data["chunk"] = chunk;
     ctx->saved_data["fused"] = fused;
     ctx->mark_non_differentiable({psq});
@@ -119,13 +157,12 @@ struct ChunkedStatsFn : public torch::autograd::Function<ChunkedStatsFn> {
       const int64_t c = std::min(chunk, N - s);
       auto h = hidden.narrow(0, s, c);
       auto tg = targets.narrow(0, s, c);
-      torch::Tensor gz;
+      auto gz = chunk_logits(h, w, saved[5], saved[6], s);
       if (fused) {
-        gz = torch::nn::functional::linear(h.to(cd), w).contiguous();
         detail::fused_logit_grad_(gz, tg, saved[3].narrow(0, s, c), saved[4].narrow(0, s, c), part(g_lp, s, c),
                                   part(g_ent, s, c));
       } else {
-        gz = chunk_logit_grad(h, w, tg, part(g_lp, s, c), part(g_ent, s, c));
+        gz = chunk_logit_grad(gz, tg, part(g_lp, s, c), part(g_ent, s, c));
       }
       grad_h.narrow(0, s, c).copy_(torch::matmul(gz, w));  // fp32 product, rounded once into grad_h's dtype
       if (!weight.requires_grad()) continue;
@@ -136,7 +173,7 @@ struct ChunkedStatsFn : public torch::autograd::Function<ChunkedStatsFn> {
       }
     }
     const auto none = torch::Tensor();
-    return {grad_h, grad_w.defined() ? grad_w.to(weight.scalar_type()) : none, none, none, none, none};
+    return {grad_h, grad_w.defined() ? grad_w.to(weight.scalar_type()) : none, none, none, none, none, none, none};
   }
 };
 
@@ -145,8 +182,13 @@ struct ChunkedStatsFn : public torch::autograd::Function<ChunkedStatsFn> {
 TokenStats chunked_token_stats(const torch::Tensor& hidden, const torch::Tensor& weight, const torch::Tensor& targets,
                                const LogprobOptions& opts) {
   TORCH_CHECK(opts.chunk_tokens >= 1, "chunk_tokens must be >= 1");
-  auto out = ChunkedStatsFn::apply(hidden, weight, targets.to(torch::kInt64).contiguous(), opts.chunk_tokens,
-                                   opts.want_prob_sq, opts.fused);
+  const auto none = torch::zeros({0}, torch::kInt64);
+  auto offsets = opts.allowed_ids.defined() ? opts.allowed_offsets.to(torch::kCPU, torch::kInt64).contiguous() : none;
+  auto ids = opts.allowed_ids.defined() ? opts.allowed_ids.to(torch::kCPU, torch::kInt64).contiguous() : none;
+  TORCH_CHECK(ids.numel() == 0 || offsets.numel() == hidden.size(0) + 1,
+              "chunked_token_stats: allowed_offsets needs one entry per row plus one");
+  auto out = ChunkedStatsFn::apply(hidden, weight, targets.to(torch::kInt64).contiguous(), offsets, ids,
+                                   opts.chunk_tokens, opts.want_prob_sq, opts.fused);
   TokenStats r;
   r.logprobs = out[0].to(torch::kFloat32);
   r.entropy = opts.entropy_grad ? out[1].to(torch::kFloat32) : out[1].detach().to(torch::kFloat32);
@@ -194,6 +236,29 @@ std::pair<torch::Tensor, torch::Tensor> wanted_rows(const torch::Tensor& wanted)
   return {rows, valid};
 }
 
+// `opts` with allowed_offsets / allowed_ids for the rows at flat positions
+// `where` (b * T + t, ascending) from opts.allowed; unchanged without it.
+LogprobOptions with_row_constraints(const LogprobOptions& opts, const torch::Tensor& where, int64_t T) {
+  if (opts.allowed == nullptr || opts.allowed->empty()) return opts;
+  const auto& allowed = *opts.allowed;
+  auto flat = where.to(torch::kCPU, torch::kInt64).contiguous();
+  const int64_t N = flat.numel();
+  const int64_t* f = flat.data_ptr<int64_t>();
+  std::vector<int64_t> offsets(static_cast<size_t>(N) + 1, 0), ids;
+  for (int64_t i = 0; i < N; ++i) {
+    const auto b = static_cast<size_t>(f[i] / T);
+    TORCH_CHECK(b < allowed.size(), "logprobs_and_entropy: `allowed` has ", allowed.size(), " rows, the batch more");
+    const auto it = allowed[b].find(f[i] % T);
+    if (it != allowed[b].end()) ids.insert(ids.end(), it->second.begin(), it->second.end());
+    offsets[static_cast<size_t>(i) + 1] = static_cast<int64_t>(ids.size());
+  }
+  LogprobOptions o = opts;
+  o.allowed = nullptr;
+  o.allowed_offsets = torch::tensor(offsets, torch::kInt64);
+  o.allowed_ids = torch::tensor(ids, torch::kInt64);
+  return o;
+}
+
 }  // namespace
 
 TokenStats logprobs_and_entropy(TransformerLM& model, const torch::Tensor& input_ids,
@@ -214,7 +279,7 @@ TokenStats logprobs_and_entropy(TransformerLM& model, const torch::Tensor& input
     rows = hidden.reshape({B * T, hidden.size(2)}).index_select(0, where - 1);
   }
   auto targets = input_ids.to(dev, torch::kInt64).flatten().index_select(0, where);
-  auto st = chunked_token_stats(rows, model->lm_head_weight(), targets, opts);
+  auto st = chunked_token_stats(rows, model->lm_head_weight(), targets, with_row_constraints(opts, where, T));
   auto place = [&](const torch::Tensor& v) {
     if (!v.defined()) return v;
     return torch::zeros({B * T}, v.options()).index_copy(0, where, v).view({B, T});

@@ -185,6 +185,7 @@ std::optional<GenerationRequest> EpisodeRunner::on_generation(const GenerationRe
   turn.generated_tokens = result.tokens;
   turn.logprobs = result.logprobs;
   turn.entropies = result.entropies;
+  turn.allowed_tokens = result.allowed_tokens;
   turn.response = result.text;
   turn.finish_reason = finish_reason_name(result.finish_reason);
   turn.truncated = result.finish_reason == FinishReason::kLength || result.finish_reason == FinishReason::kContextLimit;
@@ -225,6 +226,7 @@ std::optional<GenerationRequest> EpisodeRunner::on_generation(const GenerationRe
     turn.generated_tokens.pop_back();
     turn.logprobs.pop_back();
     turn.entropies.pop_back();
+    if (!turn.allowed_tokens.empty()) turn.allowed_tokens.pop_back();
   }
   if (one_sequence_per_episode(traj_.context_mode))
     context_.insert(context_.end(), turn.generated_tokens.begin(), turn.generated_tokens.end());

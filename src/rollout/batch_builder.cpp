@@ -12,6 +12,7 @@ struct Row {
   std::vector<int32_t> ids;
   std::vector<float> loss, logprob, entropy;
   std::vector<int64_t> turn;
+  TrainBatch::AllowedTokens allowed;  // column -> the ids the engine sampled among
   int64_t traj = 0;
   int64_t turn_of_row = -1;
 };
@@ -24,7 +25,18 @@ void append_turn(Row& row, const Turn& turn, int64_t turn_idx, bool trainable) {
     row.entropy.push_back(0.f);
     row.turn.push_back(-1);
   }
+  if (!turn.allowed_tokens.empty() && turn.allowed_tokens.size() != turn.generated_tokens.size())
+    throw std::logic_error("build_train_batch: a turn has " + std::to_string(turn.allowed_tokens.size()) +
+                           " allowed-token sets for " + std::to_string(turn.generated_tokens.size()) + " tokens");
   for (size_t k = 0; k < turn.generated_tokens.size(); ++k) {
+    if (!turn.allowed_tokens.empty() && !turn.allowed_tokens[k].empty()) {
+      const auto& ids = turn.allowed_tokens[k];
+      // The trainer's log-prob of a token outside its set would be ~-1e30.
+      if (!std::binary_search(ids.begin(), ids.end(), turn.generated_tokens[k]))
+        throw std::logic_error("build_train_batch: generated token " + std::to_string(turn.generated_tokens[k]) +
+                               " is not among the tokens its step allowed");
+      row.allowed[static_cast<int64_t>(row.ids.size())] = ids;
+    }
     row.ids.push_back(turn.generated_tokens[k]);
     row.loss.push_back(trainable && !turn.demo_mistake ? 1.f : 0.f);
     row.logprob.push_back(k < turn.logprobs.size() ? turn.logprobs[k] : 0.f);
@@ -81,6 +93,8 @@ TrainBatch build_train_batch(const std::vector<Trajectory>& trajectories, int64_
   }
   const int64_t N = static_cast<int64_t>(rows.size());
   TrainBatch b;
+  const bool constrained =
+      std::any_of(rows.begin(), rows.end(), [](const Row& r) { return !r.allowed.empty(); });
   b.input_ids = torch::zeros({N, T}, torch::kInt64);
   b.attention_mask = torch::zeros({N, T}, torch::kBool);
   b.position_ids = torch::zeros({N, T}, torch::kInt64);
@@ -109,6 +123,7 @@ TrainBatch build_train_batch(const std::vector<Trajectory>& trajectories, int64_
     }
     b.trajectory_of_row.push_back(r.traj);
     b.turn_of_row.push_back(r.turn_of_row);
+    if (constrained) b.allowed_tokens.push_back(r.allowed);
   }
   b.old_logprobs = b.behaviour_logprobs.clone();
   return b;
@@ -160,6 +175,13 @@ TrainBatch select_rows(const TrainBatch& b, const std::vector<int64_t>& rows) {
   for (int64_t r : rows) {
     s.trajectory_of_row.push_back(b.trajectory_of_row[static_cast<size_t>(r)]);
     s.turn_of_row.push_back(b.turn_of_row[static_cast<size_t>(r)]);
+    if (!b.allowed_tokens.empty()) {
+      // Columns past the trimmed width hold no tokens of this row.
+      TrainBatch::AllowedTokens kept;
+      for (const auto& [t, ids] : b.allowed_tokens[static_cast<size_t>(r)])
+        if (t < T) kept.emplace(t, ids);
+      s.allowed_tokens.push_back(std::move(kept));
+    }
   }
   return s;
 }

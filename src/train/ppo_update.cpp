@@ -30,6 +30,7 @@ TokenStatsCpu score_batch(model::TransformerLM& model, const rollout::TrainBatch
     o.chunk_tokens = chunk_tokens;
     o.want_prob_sq = want_prob_sq;
     o.only = mb.loss_mask;  // every user of these stats reads them under the loss mask
+    o.allowed = &mb.allowed_tokens;  // choice-mode rollouts: the engine's masked distributions
     auto s = model::logprobs_and_entropy(model, mb.input_ids.to(device), mb.attention_mask.to(device),
                                          mb.position_ids.to(device), o);
     auto idx = torch::tensor(rows, torch::kInt64);
@@ -113,6 +114,7 @@ algo::PolicyLossOutput micro_batch_loss(model::TransformerLM& model, const rollo
   o.entropy_grad = cfg.actor.entropy_coef != 0.0;
   o.want_prob_sq = true;  // for the logit-update norm
   o.only = micro.loss_mask;  // the loss reads no other position
+  o.allowed = &micro.allowed_tokens;  // choice-mode rollouts: the ratio of the masked distributions
   // pi_theta(a_t | s_t) for every token of the micro-batch.
   auto stats = model::logprobs_and_entropy(model, micro.input_ids.to(device), micro.attention_mask.to(device),
                                            micro.position_ids.to(device), o);

@@ -116,7 +116,7 @@ std::shared_ptr<rollout::AgentContext> make_agent_context(const ExperimentConfig
   ctx->sampling.temperature = eval ? cfg.rollout.eval_temperature : cfg.rollout.temperature;
   ctx->sampling.top_p = eval ? cfg.rollout.eval_top_p : cfg.rollout.top_p;
   ctx->sampling.top_k = eval ? 0 : cfg.rollout.top_k;
-  ctx->constrain_actions = eval && cfg.rollout.eval_constrain_actions;
+  ctx->constrain_actions = eval ? cfg.rollout.eval_constrain_actions : cfg.rollout.constrain_actions;
   return ctx;
 }
 
@@ -130,6 +130,13 @@ void add_mismatch_metrics(const rollout::TrainBatch& b, bool recomputed, std::ma
     m["rollout/logprob_mismatch_max"] = diff.max().item<double>();
   }
   m["rollout/entropy_mean"] = (b.rollout_entropies * mask).sum().item<double>() / n;
+  if (!b.allowed_tokens.empty()) {  // choice-mode rollouts: the share of loss tokens sampled under a mask
+    auto lm = mask.accessor<float, 2>();
+    double constrained = 0;
+    for (size_t r = 0; r < b.allowed_tokens.size(); ++r)
+      for (const auto& [t, ids] : b.allowed_tokens[r]) constrained += lm[static_cast<int64_t>(r)][t];
+    m["rollout/constrained_token_rate"] = constrained / n;
+  }
 }
 
 void copy_model_weights(model::TransformerLM& src, model::TransformerLM& dst) {

@@ -2,11 +2,15 @@
 // default) against the ATen ops path (fused = false) through the public
 // chunked_token_stats: values, gradients with and without the entropy term,
 // rows of extreme logits, a vocabulary that is not a multiple of the kernel's
-// lane count, and bad target ids.
+// lane count, bad target ids, and rows constrained to a set of tokens.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <algorithm>
+#include <map>
 #include <stdexcept>
+#include <tuple>
+#include <vector>
 
 #include "agentrl/model/logprobs.h"
 #include "tiny_model.h"
@@ -137,4 +141,75 @@ TEST(FusedTokenStats, TargetOutsideTheVocabularyIsAnErrorNamingIt) {
     EXPECT_NE(std::string(e.what()).find("target id 100 outside the vocabulary [0, 100)"), std::string::npos)
         << e.what();
   }
+}
+
+// Choice-mode rows (LogprobOptions::allowed_offsets / _ids): a constrained
+// row's stats are those of the softmax over its allowed logits alone (here
+// computed by gathering those logits, an independent route), free rows are
+// untouched, and the gradients (log-prob and entropy terms) are the gathered
+// computation's, in both the fused and the ATen paths, across chunk borders.
+TEST(FusedTokenStats, ConstrainedRowsAreTheSoftmaxOverTheirAllowedLogits) {
+  const int64_t N = 9, V = 97;
+  // Row -> allowed ids (each holds the row's target); rows 0, 4 and 8 are free.
+  std::map<int64_t, std::vector<int64_t>> sets = {{1, {3, 10, 11}}, {2, {5}}, {3, {0, 7, 50, 96}},
+                                                  {5, {2, 3, 4, 5, 6}}, {6, {40, 41}}, {7, {12, 13}}};
+  auto p = problem(N, 8, V, 3.0, torch::kFloat64, 11);
+  std::vector<int64_t> offsets{0}, ids;
+  for (int64_t i = 0; i < N; ++i) {
+    if (sets.count(i)) {
+      p.targets[i] = sets[i][static_cast<size_t>(i) % sets[i].size()];
+      ids.insert(ids.end(), sets[i].begin(), sets[i].end());
+    }
+    offsets.push_back(static_cast<int64_t>(ids.size()));
+  }
+  auto reference = [&](const torch::Tensor& h, const torch::Tensor& w) {
+    auto z = torch::matmul(h, w.t());
+    std::vector<torch::Tensor> lp, ent;
+    for (int64_t i = 0; i < N; ++i) {
+      auto row = z[i];
+      int64_t target = p.targets[i].item<int64_t>();
+      if (sets.count(i)) {
+        const auto& s = sets[i];
+        row = row.index_select(0, torch::tensor(s, torch::kInt64));
+        target = std::find(s.begin(), s.end(), target) - s.begin();
+      }
+      auto logp = torch::log_softmax(row, 0);
+      lp.push_back(logp[target]);
+      ent.push_back(-(logp.exp() * logp).sum());
+    }
+    return std::make_pair(torch::stack(lp), torch::stack(ent));
+  };
+  auto weights = torch::linspace(-1, 1, N, torch::kFloat64);
+  auto run = [&](bool fused, bool ref) {
+    auto h = p.hidden.clone().requires_grad_(true), w = p.weight.clone().requires_grad_(true);
+    torch::Tensor lp, ent;
+    if (ref) {
+      std::tie(lp, ent) = reference(h, w);
+    } else {
+      LogprobOptions o;
+      o.fused = fused;
+      o.chunk_tokens = 4;
+      o.entropy_grad = true;
+      o.allowed_offsets = torch::tensor(offsets, torch::kInt64);
+      o.allowed_ids = torch::tensor(ids, torch::kInt64);
+      auto st = chunked_token_stats(h, w, p.targets, o);
+      lp = st.logprobs, ent = st.entropy;
+    }
+    ((lp * weights).sum() + 0.3 * (ent * weights.flip(0)).sum()).backward();
+    return std::vector<torch::Tensor>{lp.detach(), ent.detach(), h.grad(), w.grad()};
+  };
+  const auto want = run(false, true);
+  EXPECT_NEAR(want[0][2].item<double>(), 0.0, 1e-15) << "a single allowed token is certain";
+  for (bool fused : {true, false}) {
+    const auto got = run(fused, false);
+    for (size_t k = 0; k < got.size(); ++k)
+      EXPECT_LT(max_abs_diff(got[k], want[k]), 1e-10) << (fused ? "fused" : "aten") << " output " << k;
+  }
+  // Without the constraint the constrained rows differ: the mask is what matches.
+  torch::NoGradGuard g;
+  LogprobOptions free;
+  free.chunk_tokens = 4;
+  auto st = chunked_token_stats(p.hidden, p.weight, p.targets, free);
+  EXPECT_GT((st.logprobs - want[0]).abs()[3].item<double>(), 1e-3);
+  EXPECT_LT((st.logprobs - want[0]).abs()[0].item<double>(), 1e-12) << "a free row is the full softmax";
 }

@@ -301,6 +301,46 @@ TEST(AgentLoop, ChoiceModeDecodesOnlyTheAdmissibleResponses) {
   for (const auto& r : requests) EXPECT_TRUE(r.allowed_texts.empty());
 }
 
+// The engine's allowed_tokens travel with each turn into the train batch, at
+// the columns of the tokens they constrained (all under the loss mask); a
+// free rollout's batch has none, and a token outside its set is refused.
+TEST(AgentLoop, ChoiceModeTurnsCarryTheirAllowedTokensIntoTheTrainBatch) {
+  std::vector<GenerationRequest> requests;
+  auto t = engine_episode(/*constrain=*/true, &requests);
+  ASSERT_EQ(t.turns.size(), 3u);
+  for (const auto& turn : t.turns) {
+    ASSERT_EQ(turn.allowed_tokens.size(), turn.generated_tokens.size());
+    // One admissible response: one choice per byte, then the end tokens.
+    for (size_t k = 0; k + 1 < turn.generated_tokens.size(); ++k)
+      EXPECT_EQ(turn.allowed_tokens[k], std::vector<int32_t>{turn.generated_tokens[k]}) << k;
+    const auto& last = turn.allowed_tokens.back();
+    EXPECT_TRUE(std::binary_search(last.begin(), last.end(), turn.generated_tokens.back()));
+    for (int32_t id : last) EXPECT_GE(id, ByteTokenizer::kImStart) << "only end tokens once the text is complete";
+  }
+  auto batch = build_train_batch({t});
+  ASSERT_EQ(batch.rows(), 3);  // window mode: a row per turn
+  ASSERT_EQ(batch.allowed_tokens.size(), 3u);
+  auto lm = batch.loss_mask.accessor<float, 2>();
+  auto ids = batch.input_ids.accessor<int64_t, 2>();
+  for (int64_t r = 0; r < 3; ++r) {
+    const auto& turn = t.turns[static_cast<size_t>(r)];
+    ASSERT_EQ(batch.allowed_tokens[static_cast<size_t>(r)].size(), turn.generated_tokens.size());
+    const int64_t first = static_cast<int64_t>(turn.context_tokens.size());
+    for (const auto& [c, allowed] : batch.allowed_tokens[static_cast<size_t>(r)]) {
+      EXPECT_GE(c, first);
+      EXPECT_EQ(lm[r][c], 1.f) << "row " << r << " column " << c;
+      EXPECT_TRUE(std::binary_search(allowed.begin(), allowed.end(), static_cast<int32_t>(ids[r][c])));
+    }
+  }
+  auto sub = select_rows(batch, {2, 0});
+  ASSERT_EQ(sub.allowed_tokens.size(), 2u);
+  EXPECT_EQ(sub.allowed_tokens[0], batch.allowed_tokens[2]);
+  requests.clear();
+  EXPECT_TRUE(build_train_batch({engine_episode(/*constrain=*/false, &requests)}).allowed_tokens.empty());
+  t.turns[1].allowed_tokens[0] = {t.turns[1].generated_tokens[0] + 1};
+  EXPECT_THROW(build_train_batch({t}), std::logic_error);
+}
+
 TEST(AgentLoop, ChoiceModeLeavesOutTheExcludedActions) {
   auto ctx = make_ctx("window");
   ctx->prompt.expert_response = "<action>{action}</action>";

@@ -4,10 +4,12 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cctype>
 #include <chrono>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -242,6 +244,59 @@ TEST(GenerationEngine, AllowedTextsConfineSamplingToThoseTextsAndGreedyPicksTheP
       best = id;
   ASSERT_FALSE(g.tokens.empty());
   EXPECT_EQ(g.tokens[0], best);
+}
+
+// A constrained result says which tokens each step kept (allowed_tokens):
+// the sampled token is among them, the first step's are the constraint's,
+// and the trainer's log-probs and entropies under the same masks
+// (LogprobOptions::allowed) equal the engine's, which the unmasked ones do not.
+TEST(GenerationEngine, AllowedTokensLetTheTrainerScoreTheEnginesMaskedDistribution) {
+  auto m = tiny_model();
+  auto t = tok();
+  GenerationEngine e(m, t, small_options());
+  const std::vector<std::string> texts = {"go to fridge 1", "go to desk 2", "look", "take apple 1 from desk 2"};
+  const auto first = ChoiceConstraint(*t).allowed(texts, "", {ByteTokenizer::kEos});
+  std::vector<int32_t> first_ids;
+  for (int32_t id = 0; id < ByteTokenizer::kVocab; ++id)
+    if (first[static_cast<size_t>(id)]) first_ids.push_back(id);
+  double unmasked_gap = 0;
+  for (uint64_t seed = 0; seed < 6; ++seed) {
+    GenerationRequest r;
+    r.prompt = prompt_of(5 + static_cast<int>(seed), 4);
+    r.sampling.temperature = 1.0;
+    r.sampling.seed = seed;
+    r.max_new_tokens = 40;
+    r.allowed_texts = texts;
+    const auto out = e.submit(r).get();
+    ASSERT_EQ(out.allowed_tokens.size(), out.tokens.size()) << "seed " << seed;
+    EXPECT_EQ(out.allowed_tokens[0], first_ids);
+    std::vector<int64_t> seq(r.prompt.begin(), r.prompt.end());
+    std::map<int64_t, std::vector<int32_t>> at;
+    for (size_t k = 0; k < out.tokens.size(); ++k) {
+      const auto& ids = out.allowed_tokens[k];
+      EXPECT_TRUE(std::binary_search(ids.begin(), ids.end(), out.tokens[k])) << "seed " << seed << " token " << k;
+      at[static_cast<int64_t>(seq.size())] = ids;
+      seq.push_back(out.tokens[k]);
+    }
+    const int64_t T = static_cast<int64_t>(seq.size());
+    auto ids = torch::tensor(seq, torch::kInt64).unsqueeze(0);
+    auto mask = torch::ones({1, T}, torch::kBool);
+    auto pos = torch::arange(T, torch::kInt64).unsqueeze(0);
+    torch::NoGradGuard ng;
+    const std::vector<std::map<int64_t, std::vector<int32_t>>> rows{at};
+    model::LogprobOptions o;
+    o.allowed = &rows;
+    const auto masked = model::logprobs_and_entropy(m, ids, mask, pos, o);
+    const auto free = model::logprobs_and_entropy(m, ids, mask, pos);
+    const int64_t p0 = static_cast<int64_t>(r.prompt.size());
+    for (size_t k = 0; k < out.tokens.size(); ++k) {
+      const int64_t c = p0 + static_cast<int64_t>(k);
+      EXPECT_NEAR(masked.logprobs[0][c].item<double>(), out.logprobs[k], 1e-4) << "seed " << seed << " token " << k;
+      EXPECT_NEAR(masked.entropy[0][c].item<double>(), out.entropies[k], 1e-4) << "seed " << seed << " token " << k;
+      unmasked_gap = std::max(unmasked_gap, std::abs(free.logprobs[0][c].item<double>() - out.logprobs[k]));
+    }
+  }
+  EXPECT_GT(unmasked_gap, 0.1) << "the unmasked policy's log-probs should differ from the masked ones";
 }
 
 TEST(GenerationEngine, StopRegexEndsAtItsFirstMatchAcrossTokens) {

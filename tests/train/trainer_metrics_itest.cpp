@@ -1,5 +1,6 @@
 // What one RL iteration of the real trainer logs besides the loss: filter
-// rates (void-turn rate included) and Li's logit-update norm, every update.
+// rates (void-turn rate included), Li's logit-update norm, every update, and
+// the rollout/trainer log-prob agreement of choice-mode rollouts.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -46,6 +47,33 @@ TEST(TrainerMetrics, FilterRatesAndTheLogitUpdateNormAreLoggedEveryIteration) {
                      j.at("filter/void_turn/flagged_trajectories").get<double>() / episodes);
   }
   EXPECT_EQ(iterations, 2);
+  fs::remove_all(dir);
+}
+
+// Choice-mode training rollouts (rollout.constrain_actions): the trainer
+// scores the masked distributions the engine sampled from, so the recomputed
+// pi_old equals the behaviour log-probs up to float rounding on every loss
+// token, and the share of constrained loss tokens is logged.
+TEST(TrainerMetrics, ChoiceModeRolloutsAreScoredUnderTheEnginesMasks) {
+  const auto dir = fs::temp_directory_path() / ("agentrl_trainer_choice_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  auto cfg = load_experiment_config(std::string(AGENTRL_SOURCE_DIR) + "/tests/data/tiny_alfworld.yaml",
+                                    {"runtime.output_dir=" + dir.string(), "trainer.iterations=1",
+                                     "rollout.constrain_actions=true", "trainer.recompute_old_logprobs=true"});
+  Trainer trainer(cfg, {});
+  ASSERT_EQ(trainer.run().iterations_done, 1);
+  std::ifstream in(dir / "tiny" / "metrics.jsonl");
+  std::string line;
+  bool seen = false;
+  while (std::getline(in, line)) {
+    const auto j = nlohmann::json::parse(line);
+    if (j.at("step").get<int>() != 1) continue;
+    seen = true;
+    ASSERT_TRUE(j.contains("rollout/constrained_token_rate")) << line;
+    EXPECT_GT(j.at("rollout/constrained_token_rate").get<double>(), 0.5);
+    EXPECT_LT(j.at("rollout/logprob_mismatch_max").get<double>(), 1e-3);
+  }
+  EXPECT_TRUE(seen);
   fs::remove_all(dir);
 }
 

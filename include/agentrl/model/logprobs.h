@@ -22,6 +22,8 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <map>
+#include <vector>
 
 #include "agentrl/model/transformer.h"
 
@@ -41,6 +43,17 @@ struct LogprobOptions {
   // logits then run for those positions only (forward_hidden_rows): the
   // trainer passes the loss mask, ~15% of a multi-turn episode's tokens.
   torch::Tensor only;
+  // Constrained positions (choice-mode rollouts, rollout/generator.h's
+  // allowed_texts): the stats of such a position are those of the
+  // distribution masked to the token ids its step allowed (the other logits
+  // set to -1e30, as the engine does), so that they equal the engine's.
+  // logprobs_and_entropy: `allowed` (optional) holds per batch row a map
+  // column t -> ids; positions without an entry are free. chunked_token_stats:
+  // row i of `hidden` keeps allowed_ids[allowed_offsets[i] ..
+  // allowed_offsets[i+1]) (CPU int64 tensors of N+1 and M entries; an empty
+  // range leaves the row free; undefined: no row is constrained).
+  const std::vector<std::map<int64_t, std::vector<int32_t>>>* allowed = nullptr;
+  torch::Tensor allowed_offsets, allowed_ids;
 };
 
 struct TokenStats {

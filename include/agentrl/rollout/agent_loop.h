@@ -40,12 +40,14 @@ struct AgentContext {
   std::shared_ptr<const text::Tokenizer> tokenizer;
   std::shared_ptr<const text::ChatTemplate> chat;
   SamplingParams sampling;  // temperature/top-p/top-k; the seed is set per request
-  // Choice mode (rollout.eval_constrain_actions, evaluation only): every
-  // request carries as allowed_texts the responses prompt.expert_response
-  // makes of the env's admissible actions (less prompt.admissible_exclude),
-  // so the policy picks one of them token by token. Envs without admissible
-  // actions, and states whose list is a template
-  // (Env::admissible_actions_exhaustive), are unaffected.
+  // Choice mode (rollout.constrain_actions in training rollouts,
+  // rollout.eval_constrain_actions in evaluations): every request carries
+  // as allowed_texts the responses prompt.expert_response makes of the env's
+  // admissible actions (less prompt.admissible_exclude), so the policy picks
+  // one of them token by token. Envs without admissible actions, and states
+  // whose list is a template (Env::admissible_actions_exhaustive), are
+  // unaffected. The turns keep the engine's allowed_tokens, so that the
+  // trainer scores the same choices.
   bool constrain_actions = false;
 };
 

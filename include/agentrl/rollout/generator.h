@@ -40,8 +40,10 @@ struct GenerationRequest {
   // one of these texts (the others' logits are masked), and once the text
   // equals one the EOS / stop tokens are allowed too. The result's logprobs
   // and entropies are then those of the masked distribution, not the
-  // policy's: such results are for evaluation, not for PPO's ratios. A step
-  // at which no token fits (a text no tokenisation reaches) samples freely.
+  // policy's, and its allowed_tokens say which tokens each step kept, so
+  // that the trainer can score the same masked distribution (PPO's ratios).
+  // A step at which no token fits (a text no tokenisation reaches) samples
+  // freely.
   std::vector<std::string> allowed_texts;
   // Requests with the same non-empty cache_key share KV cache: the G samples
   // of a group (same prompt) prefill once; a later turn of an episode whose
@@ -58,6 +60,10 @@ struct GenerationResult {
   std::vector<int32_t> tokens;     // generated ids (after any stop-string trimming)
   std::vector<float> logprobs;     // behaviour log-prob of each generated token
   std::vector<float> entropies;    // full-vocabulary entropy at each generated position
+  // Requests with allowed_texts: one entry per generated token, the token ids
+  // its step sampled among (ascending; empty where the step was free).
+  // Empty for other requests.
+  std::vector<std::vector<int32_t>> allowed_tokens;
   std::string text;                // decoded generated text (ends at the stop string)
   FinishReason finish_reason = FinishReason::kLength;
   double queue_seconds = 0.0;

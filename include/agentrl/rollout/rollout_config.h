@@ -91,6 +91,7 @@ struct RolloutConfig {
   int64_t top_k = 0;
   double eval_temperature = 0.0;   // 0 = greedy evaluation
   double eval_top_p = 1.0;         // nucleus sampling at evaluation (SimpleTIR validates at top_p 0.7)
+  bool constrain_actions = false;  // training rollouts pick among the admissible actions (AgentContext)
   bool eval_constrain_actions = false;  // evaluation picks among the admissible actions (AgentContext)
   double invalid_action_penalty = 0.0;  // subtracted from the reward per invalid action
   std::string invalid_penalty_on = "any";  // any: format or env-rejected actions; format: unparseable responses only
@@ -123,8 +124,12 @@ struct RolloutConfig {
     v.field("eval_temperature", eval_temperature, "sampling temperature at evaluation (0 = greedy)", config::Range::at_least(0));
     v.field("eval_top_p", eval_top_p, "nucleus sampling at evaluation (1 = off; with eval_temperature > 0)",
             config::Range::open_closed(0, 1));
+    v.field("constrain_actions", constrain_actions,
+            "training rollouts: decode each response within the texts prompt.expert_response makes of the shown "
+            "admissible actions (choice mode, as eval_constrain_actions); the trainer scores the same masked "
+            "distribution, so PPO's ratios stay exact");
     v.field("eval_constrain_actions", eval_constrain_actions,
-            "evaluation only: decode each response within the texts prompt.expert_response makes of the shown "
+            "evaluation: decode each response within the texts prompt.expert_response makes of the shown "
             "admissible actions (the policy chooses one, token by token; not verl-agent's free generation); envs "
             "without admissible actions are unaffected");
     v.field("invalid_action_penalty", invalid_action_penalty, "reward penalty per invalid action", config::Range::at_least(0));

@@ -12,6 +12,7 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <map>
 #include <vector>
 
 namespace agentrl::rollout {
@@ -29,6 +30,12 @@ struct TrainBatch {
   torch::Tensor turn_index;      // [N, T] int64, turn of each generated token, -1 elsewhere
   std::vector<int64_t> trajectory_of_row;  // row -> index into the trajectory vector
   std::vector<int64_t> turn_of_row;        // window mode: row -> turn index; full mode: -1
+  // Choice-mode rollouts (rollout.constrain_actions): per row, column t ->
+  // the token ids the engine sampled input_ids[n, t] among. The trainer
+  // scores those positions under the same mask (model::LogprobOptions::
+  // allowed). Empty when no turn of the batch was constrained.
+  using AllowedTokens = std::map<int64_t, std::vector<int32_t>>;
+  std::vector<AllowedTokens> allowed_tokens;
 
   int64_t rows() const { return input_ids.defined() ? input_ids.size(0) : 0; }
   int64_t num_loss_tokens() const { return loss_mask.defined() ? loss_mask.sum().item<float>() : 0; }

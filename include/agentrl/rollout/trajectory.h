@@ -45,6 +45,10 @@ struct Turn {
   std::vector<int32_t> generated_tokens;  // loss mask 1
   std::vector<float> logprobs;            // behaviour log-probs, one per generated token
   std::vector<float> entropies;           // full-vocab entropies, one per generated token
+  // Choice mode (rollout.constrain_actions): the token ids the engine sampled
+  // each generated token among (GenerationResult::allowed_tokens; an empty
+  // entry: that step was free). Empty when the turn was not constrained.
+  std::vector<std::vector<int32_t>> allowed_tokens;
   std::string observation_before;         // env observation the model responded to (GiGPO anchor key)
   std::string user_message;               // the user-message text rendered into context_tokens (demos, display)
   std::string response;                   // decoded generated text

@@ -52,7 +52,8 @@ std::shared_ptr<rollout::AgentContext> make_agent_context(const ExperimentConfig
                                                           bool eval);
 
 // Behaviour (engine) vs recomputed pi_old log-prob mismatch on loss tokens
-// (only when pi_old was recomputed), and the rollout's mean token entropy.
+// (only when pi_old was recomputed), the rollout's mean token entropy, and
+// with choice-mode rollouts the share of loss tokens sampled under a mask.
 void add_mismatch_metrics(const rollout::TrainBatch& batch, bool recomputed, std::map<std::string, double>& metrics);
 
 // A deep copy of a model (frozen reference policy).
