@@ -538,17 +538,20 @@ TEST(GenerationEngine, BusySecondsCountDecodeStepsNotIdleTime) {
   EXPECT_GT(e.stats().busy_seconds, busy);
 }
 
+// `r` fails its future with a ConfigError whose message holds `needle`.
+void expect_refused(GenerationEngine& e, const GenerationRequest& r, const std::string& needle) {
+  try {
+    e.submit(r).get();
+    FAIL() << "expected ConfigError containing " << needle;
+  } catch (const ConfigError& err) {
+    EXPECT_NE(std::string(err.what()).find(needle), std::string::npos) << err.what();
+  }
+}
+
 TEST(GenerationEngine, InvalidRequestsFailTheirFutureWithAMessage) {
   auto m = tiny_model();
   GenerationEngine e(m, tok(), small_options());
-  auto expect_error = [&](GenerationRequest r, const std::string& needle) {
-    try {
-      e.submit(r).get();
-      FAIL() << "expected ConfigError containing " << needle;
-    } catch (const ConfigError& err) {
-      EXPECT_NE(std::string(err.what()).find(needle), std::string::npos) << err.what();
-    }
-  };
+  auto expect_error = [&](const GenerationRequest& r, const std::string& needle) { expect_refused(e, r, needle); };
   expect_error(greedy({}, 4), "empty prompt");
   expect_error(greedy({1, 2, 999}, 4), "prompt token 2 = 999");
   auto r = greedy({1, 2}, 4);
@@ -564,14 +567,7 @@ TEST(GenerationEngine, InvalidRequestsFailTheirFutureWithAMessage) {
 TEST(GenerationEngine, TextLevelRequestsWithoutATokenizerFailWithAMessage) {
   auto m = tiny_model();
   GenerationEngine e(m, nullptr, small_options());
-  auto expect_error = [&](GenerationRequest r, const std::string& needle) {
-    try {
-      e.submit(r).get();
-      FAIL() << "expected ConfigError containing " << needle;
-    } catch (const ConfigError& err) {
-      EXPECT_NE(std::string(err.what()).find(needle), std::string::npos) << err.what();
-    }
-  };
+  auto expect_error = [&](const GenerationRequest& r, const std::string& needle) { expect_refused(e, r, needle); };
   auto r = greedy({1, 2}, 4);
   r.stop_strings = {"ab"};
   expect_error(r, "stop strings need an engine with a tokenizer");
