@@ -337,8 +337,20 @@ TEST(AgentLoop, ChoiceModeTurnsCarryTheirAllowedTokensIntoTheTrainBatch) {
   EXPECT_EQ(sub.allowed_tokens[0], batch.allowed_tokens[2]);
   requests.clear();
   EXPECT_TRUE(build_train_batch({engine_episode(/*constrain=*/false, &requests)}).allowed_tokens.empty());
-  t.turns[1].allowed_tokens[0] = {t.turns[1].generated_tokens[0] + 1};
-  EXPECT_THROW(build_train_batch({t}), std::logic_error);
+  auto refused = [](const Trajectory& bad, const std::string& needle) {
+    try {
+      build_train_batch({bad});
+      ADD_FAILURE() << "expected an error containing " << needle;
+    } catch (const std::logic_error& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  auto outside = t;
+  outside.turns[1].allowed_tokens[0] = {outside.turns[1].generated_tokens[0] + 1};
+  refused(outside, "is not among the tokens its step allowed");
+  auto short_sets = t;
+  short_sets.turns[1].allowed_tokens.pop_back();
+  refused(short_sets, "allowed-token sets for");
 }
 
 TEST(AgentLoop, ChoiceModeLeavesOutTheExcludedActions) {
