@@ -72,7 +72,9 @@ for s in $seeds; do
       dirs+=("$dir")
       [[ -f "$dir/metrics.json" ]] && continue
       echo "seed $s: rl ($last) on real $split ($mode)"
-      "$bin" eval "$config" "${overrides[@]}" "${tok[@]}" alfworld.data_dir="$data" \
+      # rollout.constrain_actions as in training (keys such as actor.choice_mass_coef
+      # need it); evaluation decodes by rollout.eval_constrain_actions alone.
+      "$bin" eval "$config" "${overrides[@]}" "${tok[@]}" alfworld.data_dir="$data" rollout.constrain_actions=true \
         rollout.eval_constrain_actions=$([[ "$mode" == choice ]] && echo true || echo false) \
         --model "$last/model" --split "$split" --episodes 0 --out "$dir" \
         > "$dir.log" 2>&1 || { echo "alfworld_choice_rl: evaluation failed: see $dir.log" >&2; exit 1; }

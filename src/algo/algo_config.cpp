@@ -61,6 +61,9 @@ void ActorConfig::visit(config::Visitor& v) {
   v.field("entropy_coef", entropy_coef, "entropy bonus coefficient", Range::at_least(0));
   v.field("tis_cap", tis_cap, "truncated importance-sampling cap on pi_old / pi_behaviour; 0 = off",
           Range::at_least(0));
+  v.field("choice_mass_coef", choice_mass_coef,
+          "choice-mode rollouts: weight of -log(the unmasked policy's mass on the allowed tokens) in the loss; 0 = off",
+          Range::at_least(0));
   v.field("ppo_epochs", ppo_epochs, "passes over each batch", Range::at_least(1));
   v.field("mini_batches", mini_batches, "optimizer steps per epoch", Range::at_least(1));
   v.field("grad_clip", grad_clip, "global gradient-norm clip; 0 = off", Range::at_least(0));

@@ -66,7 +66,8 @@ std::map<std::string, double> metrics_to_host(const std::map<std::string, torch:
 }
 
 MetricCombine metric_combine(const std::string& name) {
-  if (name == "pg_loss" || name == "kl_loss" || name == "entropy_loss" || name == "tokens") return MetricCombine::kSum;
+  if (name == "pg_loss" || name == "kl_loss" || name == "entropy_loss" || name == "choice_mass_loss" || name == "tokens")
+    return MetricCombine::kSum;
   if (name == "ratio_max") return MetricCombine::kMax;
   if (name == "kl_coef") return MetricCombine::kValue;
   return MetricCombine::kTokenMean;
@@ -79,6 +80,7 @@ std::vector<std::string> policy_loss_metric_names(const ActorConfig& cfg, bool w
   if (cfg.tis_cap > 0) names.insert(names.end(), {"tis_clip_frac", "tis_weight_mean"});
   if (cfg.kl.enabled && cfg.kl.use_as == "loss") names.insert(names.end(), {"kl", "kl_loss", "kl_coef"});
   if (cfg.entropy_coef != 0) names.push_back("entropy_loss");
+  if (cfg.choice_mass_coef != 0) names.insert(names.end(), {"choice_mass_loss", "choice_mass_nll"});
   if (with_entropy) names.push_back("entropy");
   return names;
 }
@@ -163,6 +165,15 @@ PolicyLossOutput compute_policy_loss(const PolicyLossInputs& in, const ActorConf
     const auto ent_loss = agg(in.entropy.to(dtype));
     out.loss = out.loss - cfg.entropy_coef * ent_loss;
     mt["entropy_loss"] = ent_loss.detach().to(torch::kFloat64);
+  }
+  if (cfg.choice_mass_coef != 0) {
+    check_same_shape(in.free_logprobs, lp, "free_logprobs (actor.choice_mass_coef != 0)");
+    // -log(unmasked mass of the allowed ids) = log p_masked - log p_free.
+    const auto nll = lp - in.free_logprobs.to(dtype);
+    const auto mass_loss = agg(nll);
+    out.loss = out.loss + cfg.choice_mass_coef * mass_loss;
+    mt["choice_mass_loss"] = mass_loss.detach().to(torch::kFloat64);
+    mt["choice_mass_nll"] = masked_mean_value(nll.detach(), mask, local_tokens);
   }
   if (in.entropy.defined() && in.entropy.sizes() == lp.sizes()) {
     mt["entropy"] = masked_mean_value(in.entropy.to(dtype), mask, local_tokens);

@@ -259,6 +259,22 @@ LogprobOptions with_row_constraints(const LogprobOptions& opts, const torch::Ten
   return o;
 }
 
+// The targets' log-probs under the unmasked distributions: `masked` (the
+// constrained pass's) with the constrained rows' entries recomputed without
+// their masks. Only those rows take a second lm-head pass.
+torch::Tensor unmasked_logprobs(const torch::Tensor& rows, const torch::Tensor& weight, const torch::Tensor& targets,
+                                const torch::Tensor& masked, const LogprobOptions& constrained) {
+  if (!constrained.allowed_offsets.defined()) return masked;
+  const auto off = constrained.allowed_offsets;
+  auto which = (off.slice(0, 1) > off.slice(0, 0, -1)).nonzero().squeeze(1).to(rows.device());
+  if (which.numel() == 0) return masked;
+  LogprobOptions free;
+  free.chunk_tokens = constrained.chunk_tokens;
+  free.fused = constrained.fused;
+  auto st = chunked_token_stats(rows.index_select(0, which), weight, targets.index_select(0, which), free);
+  return masked.index_copy(0, which, st.logprobs);
+}
+
 }  // namespace
 
 TokenStats logprobs_and_entropy(TransformerLM& model, const torch::Tensor& input_ids,
@@ -279,7 +295,8 @@ TokenStats logprobs_and_entropy(TransformerLM& model, const torch::Tensor& input
     rows = hidden.reshape({B * T, hidden.size(2)}).index_select(0, where - 1);
   }
   auto targets = input_ids.to(dev, torch::kInt64).flatten().index_select(0, where);
-  auto st = chunked_token_stats(rows, model->lm_head_weight(), targets, with_row_constraints(opts, where, T));
+  const auto constrained = with_row_constraints(opts, where, T);
+  auto st = chunked_token_stats(rows, model->lm_head_weight(), targets, constrained);
   auto place = [&](const torch::Tensor& v) {
     if (!v.defined()) return v;
     return torch::zeros({B * T}, v.options()).index_copy(0, where, v).view({B, T});
@@ -288,6 +305,8 @@ TokenStats logprobs_and_entropy(TransformerLM& model, const torch::Tensor& input
   r.logprobs = place(st.logprobs);
   r.entropy = place(st.entropy);
   r.prob_sq_sum = place(st.prob_sq_sum);
+  if (opts.want_free_logprobs)
+    r.free_logprobs = place(unmasked_logprobs(rows, model->lm_head_weight(), targets, st.logprobs, constrained));
   return r;
 }
 

@@ -132,6 +132,10 @@ void check_consistency(const ExperimentConfig& c, const std::string& path) {
     throw ConfigError(path + ": actor.loss_agg seq-mean-token-sum-norm needs a constant divisor: set "
                       "actor.loss_agg_norm_length (e.g. rollout.max_new_tokens x rollout.max_turns = " +
                       std::to_string(c.rollout.max_new_tokens * c.rollout.max_turns) + ")");
+  if (actor.choice_mass_coef > 0 && !c.rollout.constrain_actions)
+    throw ConfigError(path + ": actor.choice_mass_coef is " + fmt::format("{}", actor.choice_mass_coef) +
+                      " but rollout.constrain_actions is false: the term only acts on choice-mode rollouts; set "
+                      "rollout.constrain_actions: true or actor.choice_mass_coef: 0");
   const auto& lora = c.model.lora;
   if (!lora.enabled && !lora.path.empty())
     throw ConfigError(path + ": model.lora.path is '" + lora.path +

@@ -115,12 +115,14 @@ algo::PolicyLossOutput micro_batch_loss(model::TransformerLM& model, const rollo
   o.want_prob_sq = true;  // for the logit-update norm
   o.only = micro.loss_mask;  // the loss reads no other position
   o.allowed = &micro.allowed_tokens;  // choice-mode rollouts: the ratio of the masked distributions
+  o.want_free_logprobs = cfg.actor.choice_mass_coef != 0.0;
   // pi_theta(a_t | s_t) for every token of the micro-batch.
   auto stats = model::logprobs_and_entropy(model, micro.input_ids.to(device), micro.attention_mask.to(device),
                                            micro.position_ids.to(device), o);
   algo::PolicyLossInputs in;
   in.logprobs = stats.logprobs.to(torch::kFloat32);
   in.entropy = stats.entropy.to(torch::kFloat32);
+  if (stats.free_logprobs.defined()) in.free_logprobs = stats.free_logprobs.to(torch::kFloat32);
   in.old_logprobs = micro.old_logprobs.to(device);
   in.behaviour_logprobs = micro.behaviour_logprobs.to(device);
   in.advantages = micro.advantages.to(device);

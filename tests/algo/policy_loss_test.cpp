@@ -284,6 +284,39 @@ TEST(PolicyLoss, EntropyBonusSubtractsCoefTimesMeanEntropy) {
   EXPECT_NEAR(out.metrics.at("entropy"), 2.0, 1e-12);
 }
 
+// Choice-mode tokens: the term adds coef * agg(log p_masked - log p_free),
+// -log of the unmasked mass on the allowed ids (0 at free tokens, where both
+// log-probs are the same), and its gradient pulls log p_free up.
+TEST(PolicyLoss, ChoiceMassTermAddsCoefTimesTheAggregatedAllowedMassNll) {
+  ActorConfig cfg;
+  cfg.choice_mass_coef = 0.5;
+  PolicyLossInputs in;
+  in.old_logprobs = t2({{-1.0, -1.0, -1.0}});
+  in.logprobs = in.old_logprobs.clone();
+  in.advantages = t2({{0.0, 0.0, 0.0}});
+  in.loss_mask = t2({{1, 1, 0}});
+  // Token 0 constrained, allowed mass 0.25; token 1 free; token 2 masked out.
+  in.free_logprobs = t2({{-1.0 + std::log(0.25), -1.0, -9.0}}).requires_grad_(true);
+  auto out = compute_policy_loss(in, cfg);
+  const double nll = -std::log(0.25);
+  EXPECT_NEAR(out.loss.item<double>(), 0.5 * nll / 2, 1e-12);
+  EXPECT_NEAR(out.metrics.at("choice_mass_loss"), nll / 2, 1e-12);
+  EXPECT_NEAR(out.metrics.at("choice_mass_nll"), nll / 2, 1e-12);
+  out.loss.backward();
+  EXPECT_NEAR(in.free_logprobs.grad()[0][0].item<double>(), -0.5 / 2, 1e-12);
+  EXPECT_EQ(in.free_logprobs.grad()[0][2].item<double>(), 0.0);
+  const auto names = policy_loss_metric_names(cfg, false);
+  EXPECT_NE(std::find(names.begin(), names.end(), "choice_mass_nll"), names.end());
+  EXPECT_EQ(metric_combine("choice_mass_loss"), MetricCombine::kSum);
+  in.free_logprobs = torch::Tensor();
+  try {
+    compute_policy_loss(in, cfg);
+    ADD_FAILURE() << "no free_logprobs: expected an error";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("free_logprobs"));
+  }
+}
+
 TEST(PolicyLoss, TruncatedImportanceWeightIsCappedAndScalesTheLoss) {
   ActorConfig cfg;
   cfg.tis_cap = 2.0;

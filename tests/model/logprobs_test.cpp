@@ -4,6 +4,7 @@
 #include <map>
 #include <string>
 #include <torch/torch.h>
+#include <vector>
 
 #include "agentrl/model/logprobs.h"
 #include "tiny_model.h"
@@ -200,4 +201,53 @@ TEST(Logprobs, NothingWantedGivesZerosAndAGraphThatBackpropagates) {
   auto loss = s.logprobs.sum();
   ASSERT_TRUE(loss.requires_grad());
   loss.backward();  // a micro-batch without loss tokens still joins backward
+}
+
+// Choice-mode positions with want_free_logprobs: free_logprobs is the
+// unconstrained log-prob everywhere (values and gradients), and at a
+// constrained position logprobs - free_logprobs is -log of the unmasked mass
+// of its allowed ids (the trainer's actor.choice_mass_coef term).
+TEST(Logprobs, FreeLogprobsAreTheUnmaskedOnesAndTheirGapIsTheAllowedMass) {
+  for (const auto dtype : {torch::kFloat64, torch::kFloat32}) {
+    for (const bool use_only : {false, true}) {
+      const double tol = dtype == torch::kFloat64 ? 1e-10 : 2e-5;
+      auto m = tiny_model(tiny_args());
+      m->to(dtype);
+      const auto b = padded_batch(m->args().vocab_size);
+      const int64_t V = m->args().vocab_size;
+      auto id = [&](int64_t r, int64_t t) { return static_cast<int32_t>(b.ids[r][t].item<int64_t>()); };
+      // Row 0: three allowed ids at t = 3, the target alone at t = 5; row 1: two at t = 6.
+      std::vector<std::map<int64_t, std::vector<int32_t>>> allowed(2);
+      allowed[0][3] = {id(0, 3), static_cast<int32_t>((id(0, 3) + 1) % V), static_cast<int32_t>((id(0, 3) + 5) % V)};
+      allowed[0][5] = {id(0, 5)};
+      allowed[1][6] = {static_cast<int32_t>((id(1, 6) + 2) % V), id(1, 6)};
+      LogprobOptions free_opts, opts;
+      if (use_only) free_opts.only = opts.only = torch::ones({2, 9}, torch::kBool);
+      opts.allowed = &allowed;
+      opts.want_free_logprobs = true;
+      auto s = logprobs_and_entropy(m, b.ids, b.mask, b.pos, opts);
+      auto plain = logprobs_and_entropy(m, b.ids, b.mask, b.pos, free_opts);
+      ASSERT_TRUE(s.free_logprobs.defined());
+      EXPECT_LT(max_abs_diff(s.free_logprobs, plain.logprobs), tol) << "only " << use_only;
+      auto logp = torch::log_softmax(m->forward(b.ids, b.pos, b.mask).to(torch::kFloat64), -1);
+      for (int64_t r = 0; r < 2; ++r) {
+        for (int64_t t = 1; t < 9; ++t) {
+          const auto it = allowed[static_cast<size_t>(r)].find(t);
+          const double gap = (s.logprobs[r][t] - s.free_logprobs[r][t]).item<double>();
+          if (it == allowed[static_cast<size_t>(r)].end()) {
+            EXPECT_NEAR(gap, 0.0, tol) << "free position " << r << "," << t;
+            continue;
+          }
+          const auto ids = torch::tensor(std::vector<int64_t>(it->second.begin(), it->second.end()), torch::kInt64);
+          const double log_mass = torch::logsumexp(logp[r][t - 1].index_select(0, ids), 0).item<double>();
+          EXPECT_NEAR(gap, -log_mass, tol * 10) << r << "," << t;
+          if (it->second.size() > 1) EXPECT_GT(gap, 1e-3) << "the unmasked policy puts mass elsewhere";
+        }
+      }
+      const auto g_free = grads_of(m, logprobs_and_entropy(m, b.ids, b.mask, b.pos, opts).free_logprobs.sum());
+      const auto g_plain = grads_of(m, logprobs_and_entropy(m, b.ids, b.mask, b.pos, free_opts).logprobs.sum());
+      for (const auto& [name, g] : g_plain)
+        EXPECT_LT((g_free.at(name) - g).abs().max().item<double>(), tol * 100) << name << " only " << use_only;
+    }
+  }
 }

@@ -53,13 +53,15 @@ TEST(TrainerMetrics, FilterRatesAndTheLogitUpdateNormAreLoggedEveryIteration) {
 // Choice-mode training rollouts (rollout.constrain_actions): the trainer
 // scores the masked distributions the engine sampled from, so the recomputed
 // pi_old equals the behaviour log-probs up to float rounding on every loss
-// token, and the share of constrained loss tokens is logged.
+// token, and the share of constrained loss tokens is logged; with
+// actor.choice_mass_coef the unmasked policy's mass term is logged too.
 TEST(TrainerMetrics, ChoiceModeRolloutsAreScoredUnderTheEnginesMasks) {
   const auto dir = fs::temp_directory_path() / ("agentrl_trainer_choice_" + std::to_string(::getpid()));
   fs::remove_all(dir);
   auto cfg = load_experiment_config(std::string(AGENTRL_SOURCE_DIR) + "/tests/data/tiny_alfworld.yaml",
                                     {"runtime.output_dir=" + dir.string(), "trainer.iterations=1",
-                                     "rollout.constrain_actions=true", "trainer.recompute_old_logprobs=true"});
+                                     "rollout.constrain_actions=true", "trainer.recompute_old_logprobs=true",
+                                     "actor.choice_mass_coef=1"});
   Trainer trainer(cfg, {});
   ASSERT_EQ(trainer.run().iterations_done, 1);
   std::ifstream in(dir / "tiny" / "metrics.jsonl");
@@ -72,9 +74,26 @@ TEST(TrainerMetrics, ChoiceModeRolloutsAreScoredUnderTheEnginesMasks) {
     ASSERT_TRUE(j.contains("rollout/constrained_token_rate")) << line;
     EXPECT_GT(j.at("rollout/constrained_token_rate").get<double>(), 0.5);
     EXPECT_LT(j.at("rollout/logprob_mismatch_max").get<double>(), 1e-3);
+    // The unmasked policy's -log mass on the allowed ids: positive (an SFT-less
+    // tiny policy spreads its mass), finite, and in the loss.
+    ASSERT_TRUE(j.contains("actor/choice_mass_nll")) << line;
+    EXPECT_GT(j.at("actor/choice_mass_nll").get<double>(), 0.01);
+    EXPECT_LT(j.at("actor/choice_mass_nll").get<double>(), 50.0);
+    EXPECT_GT(j.at("actor/choice_mass_loss").get<double>(), 0.01);
   }
   EXPECT_TRUE(seen);
   fs::remove_all(dir);
+}
+
+TEST(TrainerMetrics, TheChoiceMassTermWithoutChoiceModeRolloutsIsRefused) {
+  try {
+    load_experiment_config(std::string(AGENTRL_SOURCE_DIR) + "/tests/data/tiny_alfworld.yaml",
+                           {"actor.choice_mass_coef=0.5"});
+    ADD_FAILURE() << "expected a ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("actor.choice_mass_coef is 0.5"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("rollout.constrain_actions is false"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -97,6 +97,12 @@ struct ActorConfig {
   KlConfig kl;
   double entropy_coef = 0.0;  // entropy bonus: loss -= coef * agg(entropy)
   double tis_cap = 0.0;       // truncated IS weight min(pi_old / pi_behaviour, cap); 0 = off
+  // Choice-mode rollouts (rollout.constrain_actions): loss += coef *
+  // agg(-log of the unmasked policy's mass on each sampled token's allowed
+  // ids). The masked ratio gives no gradient to the mass outside the allowed
+  // ids; this term moves it onto them, so free generation learns from the
+  // same rollouts. 0 = off; 0 at free tokens.
+  double choice_mass_coef = 0.0;
   int64_t ppo_epochs = 1;
   int64_t mini_batches = 1;       // optimizer steps per epoch (the batch is split in this many)
   double grad_clip = 1.0;         // global grad-norm clip; 0 = off

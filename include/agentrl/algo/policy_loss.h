@@ -35,6 +35,9 @@ struct PolicyLossInputs {
   torch::Tensor loss_mask;           // 1 on trained tokens
   torch::Tensor ref_logprobs;        // frozen reference; needed when KL is a loss term
   torch::Tensor entropy;             // per-token entropy of pi_theta (with grad); needed when entropy_coef != 0
+  // pi_theta's log-prob of each token under the unmasked distribution (with
+  // grad; = logprobs at unconstrained tokens); needed when choice_mass_coef != 0.
+  torch::Tensor free_logprobs;
   double global_tokens = 0;          // token-mean normaliser (loss tokens of the mini-batch); 0 = sum(loss_mask)
   double global_sequences = 0;       // seq-mean-* normaliser (rows of the mini-batch); 0 = N
   double kl_coef = -1;               // KL coefficient override (adaptive controller); < 0 = actor.kl.coef
@@ -47,7 +50,8 @@ struct PolicyLossInputs {
 inline constexpr double kLowProbThreshold = 0.01;
 
 struct PolicyLossOutput {
-  torch::Tensor loss;     // scalar: pg_loss + kl_coef * kl_loss - entropy_coef * entropy_loss
+  // scalar: pg_loss + kl_coef * kl_loss - entropy_coef * entropy_loss + choice_mass_coef * choice_mass_loss
+  torch::Tensor loss;
   torch::Tensor pg_loss;  // scalar
   // Diagnostics over loss tokens of this call (plain numbers):
   // pg_loss, clip_frac_high (A > 0, ratio > 1 + eps_high), clip_frac_low
@@ -55,7 +59,9 @@ struct PolicyLossOutput {
   // approx_kl (mean of log pi_old - log pi_theta), ratio_mean, ratio_max,
   // low_prob_frac (share of tokens with pi_old < kLowProbThreshold),
   // kl (mean reference KL, when computed), entropy (mean, when given),
-  // tis_weight_mean and tis_clip_frac (when TIS is on), tokens.
+  // tis_weight_mean and tis_clip_frac (when TIS is on), choice_mass_loss (the
+  // aggregated term) and choice_mass_nll (its per-token mean) when
+  // choice_mass_coef != 0, tokens.
   // metric_tensors holds them as float64 0-d tensors on the inputs' device;
   // metrics (host numbers) is filled from them when in.host_metrics.
   std::map<std::string, double> metrics;

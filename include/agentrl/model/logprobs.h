@@ -54,12 +54,21 @@ struct LogprobOptions {
   // range leaves the row free; undefined: no row is constrained).
   const std::vector<std::map<int64_t, std::vector<int32_t>>>* allowed = nullptr;
   torch::Tensor allowed_offsets, allowed_ids;
+  // logprobs_and_entropy only: also fill TokenStats::free_logprobs, each
+  // target's log-prob under the unmasked distribution (a second lm-head pass
+  // over the constrained rows only, differentiable like logprobs). The
+  // trainer's actor.choice_mass_coef term reads it.
+  bool want_free_logprobs = false;
 };
 
 struct TokenStats {
   torch::Tensor logprobs;     // [B,T] float32
   torch::Tensor entropy;      // [B,T] float32
   torch::Tensor prob_sq_sum;  // [B,T] float32, only when want_prob_sq
+  // [B,T] float32, only when want_free_logprobs: the unmasked log-prob of the
+  // target; equals logprobs at free positions, and logprobs - free_logprobs =
+  // -log(the unmasked mass of the allowed ids) >= 0 at constrained ones.
+  torch::Tensor free_logprobs;
 };
 
 TokenStats logprobs_and_entropy(TransformerLM& model, const torch::Tensor& input_ids,
