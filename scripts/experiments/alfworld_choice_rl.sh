@@ -11,10 +11,12 @@
 # (runs/seeds/alfworld_real_TAG) whose seedS/ hold the SFT checkpoint
 # (checkpoints/step_000000) and tokenizer. Runs go to
 # runs/seeds/alfworld_choice_rl_TAG/seedS, evaluations to its
-# real/seedS_rl_SPLIT[_choice]/. Run it on an otherwise idle machine: the
-# training wall times are part of the result.
+# real/seedS_rl_SPLIT[_choice]/ (the training by quickstart_seeds.sh, the
+# evaluations by alfworld_real_eval.sh). Run it on an otherwise idle machine:
+# the training wall times are part of the result.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+source "$ROOT/scripts/experiments/alfworld_real_eval.sh"
 seeds="1 2 3"
 tag=shipped
 data=""
@@ -26,7 +28,7 @@ while [[ $# -gt 0 ]]; do
     --tag) tag="$2"; shift 2 ;;
     --data) data="$2"; shift 2 ;;
     --from) from="$2"; shift 2 ;;
-    -h|--help) sed -n 2,15p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,16p "$0"; exit 0 ;;
     *=*) overrides+=("$1"); shift ;;
     *) echo "alfworld_choice_rl: unknown argument '$1' (expected --data, --from, --seeds, --tag or key=value)" >&2
        exit 2 ;;
@@ -44,40 +46,28 @@ bin="${AGENTRL:-build/agentrl}"
 [[ -x "$bin" ]] || { echo "alfworld_choice_rl: $bin missing: run scripts/setup.sh first" >&2; exit 2; }
 out="runs/seeds/alfworld_choice_rl_$tag"
 mkdir -p "$out/real"
-printf '%s\n' "binary: $bin ($(git rev-parse --short HEAD 2>/dev/null || echo '?'))" "from: $from" \
-  "overrides: ${overrides[*]:-}" "started: $(date -Is)" "load: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$out/sweep.txt"
 dirs=()
 for s in $seeds; do
   sft="$from/seed$s"
   [[ -d "$sft/checkpoints/step_000000/model" && -d "$sft/tokenizer" ]] \
     || { echo "alfworld_choice_rl: $sft has no SFT checkpoint (checkpoints/step_000000) or tokenizer/" >&2; exit 2; }
+  # The recipe's RL stage from this seed's SFT checkpoint (timed; a seed that
+  # finished before is kept). rollout.constrain_actions also goes to the
+  # evaluations: keys such as actor.choice_mass_coef need it; evaluation
+  # itself decodes by rollout.eval_constrain_actions alone.
+  rl=(tokenizer.train=false tokenizer.path="$sft/tokenizer" model.path="$sft/checkpoints/step_000000/model"
+      sft.enabled=false rollout.constrain_actions=true "${overrides[@]}")
+  AGENTRL="$bin" scripts/experiments/quickstart_seeds.sh --config "$config" --tag "alfworld_choice_rl_$tag" \
+    --seeds "$s" --no-table "${rl[@]}"
   run="$out/seed$s"
-  tok=(tokenizer.train=false tokenizer.path="$sft/tokenizer")
-  if [[ ! -f "$run/wall_s.txt" ]]; then
-    rm -rf "$run"
-    echo "seed $s: choice-mode RL from $sft -> $run ($(date +%H:%M:%S), load $(cut -d' ' -f1 /proc/loadavg))"
-    t0=$(date +%s.%N)
-    "$bin" train "$config" runtime.output_dir="$out" runtime.name="seed$s" runtime.seed="$s" "${tok[@]}" \
-      model.path="$sft/checkpoints/step_000000/model" sft.enabled=false rollout.constrain_actions=true \
-      "${overrides[@]}" > "$out/seed$s.stdout" 2>&1 \
-      || { echo "alfworld_choice_rl: seed $s failed: see $out/seed$s.stdout" >&2; exit 1; }
-    t1=$(date +%s.%N)
-    awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f\n", b - a }' > "$run/wall_s.txt"
-  fi
   last="$(ls -d "$run"/checkpoints/step_* | sort | tail -1)"
   for split in valid_unseen valid_seen; do
     for mode in choice free; do
       dir="$out/real/seed${s}_rl_${split}"
       [[ "$mode" == choice ]] && dir="${dir}_choice"
       dirs+=("$dir")
-      [[ -f "$dir/metrics.json" ]] && continue
-      echo "seed $s: rl ($last) on real $split ($mode)"
-      # rollout.constrain_actions as in training (keys such as actor.choice_mass_coef
-      # need it); evaluation decodes by rollout.eval_constrain_actions alone.
-      "$bin" eval "$config" "${overrides[@]}" "${tok[@]}" alfworld.data_dir="$data" rollout.constrain_actions=true \
-        rollout.eval_constrain_actions=$([[ "$mode" == choice ]] && echo true || echo false) \
-        --model "$last/model" --split "$split" --episodes 0 --out "$dir" \
-        > "$dir.log" 2>&1 || { echo "alfworld_choice_rl: evaluation failed: see $dir.log" >&2; exit 1; }
+      alfworld_real_eval "$bin" "$config" "$data" "$sft/tokenizer" "$last" "$split" "$mode" "$dir" \
+        rollout.constrain_actions=true "${overrides[@]}" || exit 1
     done
   done
 done

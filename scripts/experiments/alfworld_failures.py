@@ -20,7 +20,11 @@ and every lost episode is marked "stuck" when its last 10 actions are at most
 2 distinct commands. "revisits" is the share of the accepted "go to"
 commands of the lost episodes that go back to a place the episode went to
 before (a policy that cannot remember where it searched walks in circles
-without being "stuck"). The place the agent stands at is followed through its
+without being "stuck"). "foreign" is the share of the lost episodes that
+carried out a step of another task type: an accepted clean / heat / cool /
+use command where the task's own type does not call for it (heating the
+object of a cooling task, using a lamp in a cleaning task): a policy that
+does not read its task. The place the agent stands at is followed through its
 accepted "go to" commands; the room's receptacles come from the first
 observation. Prints one markdown row per directory.
 """
@@ -31,6 +35,9 @@ from collections import Counter
 from pathlib import Path
 
 KINDS = ["unterminated", "go: here", "go: absent", "take: unseen", "take: away", "other"]
+# The task-type steps and the task types whose games call for them.
+TYPE_STEPS = {"clean ": "pick_clean_then_place_in_recep", "heat ": "pick_heat_then_place_in_recep",
+              "cool ": "pick_cool_then_place_in_recep", "use ": "look_at_obj_in_light"}
 
 
 def room_receptacles(first_observation):
@@ -61,6 +68,7 @@ def invalid_kind(turn, here, receptacles):
 def analyse(path):
     kinds, turns, lost, stuck, won_steps = Counter(), 0, 0, 0, []
     goes, revisits = 0, 0  # accepted "go to" of lost episodes, and those to a place seen before
+    foreign = 0  # lost episodes with an accepted step of another task type
     with open(path) as f:
         for line in f:
             ep = json.loads(line)
@@ -68,12 +76,14 @@ def analyse(path):
             if not ts:
                 continue
             receptacles, here = room_receptacles(ts[0]["observation_before"]), None
-            visited, ep_goes, ep_revisits = set(), 0, 0
+            visited, ep_goes, ep_revisits, ep_foreign = set(), 0, 0, False
             for t in ts:
                 turns += 1
                 if t["invalid_action"]:
                     kinds[invalid_kind(t, here, receptacles)] += 1
-                elif t["action"].startswith("go to "):
+                    continue
+                ep_foreign |= any(t["action"].startswith(v) and ep["task_type"] != tt for v, tt in TYPE_STEPS.items())
+                if t["action"].startswith("go to "):
                     here = t["action"][len("go to "):]
                     ep_goes += 1
                     ep_revisits += here in visited
@@ -84,27 +94,28 @@ def analyse(path):
                 lost += 1
                 goes += ep_goes
                 revisits += ep_revisits
+                foreign += ep_foreign
                 stuck += len({t["action"] for t in ts[-10:]}) <= 2 and len(ts) >= 10
-    return kinds, turns, lost, stuck, won_steps, (revisits, goes)
+    return kinds, turns, lost, stuck, won_steps, (revisits, goes), foreign
 
 
 def main(dirs):
     if not dirs:
         sys.exit(__doc__)
-    print("| run | turns | invalid | " + " | ".join(KINDS) + " | lost | stuck | revisits | steps to win |")
-    print("|---|" + "---|" * (len(KINDS) + 6))
+    print("| run | turns | invalid | " + " | ".join(KINDS) + " | lost | stuck | revisits | foreign | steps to win |")
+    print("|---|" + "---|" * (len(KINDS) + 7))
     for d in dirs:
         path = Path(d) / "trajectories.jsonl"
         try:
-            kinds, turns, lost, stuck, won, (revisits, goes) = analyse(path)
+            kinds, turns, lost, stuck, won, (revisits, goes), foreign = analyse(path)
         except (OSError, json.JSONDecodeError, KeyError) as e:
             sys.exit(f"alfworld_failures: {path}: {e}")
         invalid = sum(kinds.values())
         share = lambda n, of: f"{n / of:.2f}" if of else "-"
         row = [Path(d).name, str(turns), share(invalid, turns)] + [share(kinds[k], invalid) for k in KINDS]
-        row += [str(lost), share(stuck, lost), share(revisits, goes), f"{sum(won) / len(won):.1f}" if won else "-"]
+        row += [str(lost), share(stuck, lost), share(revisits, goes), share(foreign, lost), f"{sum(won) / len(won):.1f}" if won else "-"]
         print("| " + " | ".join(row) + " |")
-    print("\ninvalid: share of turns; kinds: share of the invalid turns; stuck: share of the lost episodes; revisits: share of the lost episodes' go-to commands")
+    print("\ninvalid: share of turns; kinds: share of the invalid turns; stuck, foreign: shares of the lost episodes; revisits: share of the lost episodes' go-to commands")
 
 
 if __name__ == "__main__":

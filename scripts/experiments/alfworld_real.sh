@@ -17,6 +17,7 @@
 # training wall times are part of the result.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+source "$ROOT/scripts/experiments/alfworld_real_eval.sh"
 seeds="1 2 3"
 tag=shipped
 data=""
@@ -56,12 +57,8 @@ for s in $seeds; do
         dir="$out/real/seed${s}_${stage}_${split}"
         [[ "$mode" == choice ]] && dir="${dir}_choice"
         dirs+=("$dir")
-        [[ -f "$dir/metrics.json" ]] && continue
-        echo "seed $s: $stage ($ckpt) on real $split ($mode)"
-        "$bin" eval "$config" "${overrides[@]}" tokenizer.train=false tokenizer.path="$run/tokenizer" \
-          alfworld.data_dir="$data" rollout.eval_constrain_actions=$([[ "$mode" == choice ]] && echo true || echo false) \
-          --model "$ckpt/model" --split "$split" --episodes 0 --out "$dir" \
-          > "$dir.log" 2>&1 || { echo "alfworld_real: evaluation failed: see $dir.log" >&2; exit 1; }
+        alfworld_real_eval "$bin" "$config" "$data" "$run/tokenizer" "$ckpt" "$split" "$mode" "$dir" \
+          "${overrides[@]}" || exit 1
       done
     done
   done
