@@ -134,6 +134,40 @@ void rope_(torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin)
   });
 }
 
+namespace {
+
+// y = silu(g) * u = g * sigmoid(g) * u, 8 lanes at a time: sigmoid from
+// e = exp(-|g|) <= 1 (simd.h's exp_le0; the scalar std::exp loop was 3-5x
+// ATen's vectorised silu), 1 / (1 + e) for g >= 0 and e / (1 + e) below.
+AGENTRL_ALWAYS_INLINE vf silu_mul_lanes(vf g, vf u) {
+  const vi neg = g < vf{};
+  const vf e = exp_le0(select(neg, g, -g));
+  const vf sig = select(neg, e, splat(1.0f)) / (1.0f + e);
+  return g * sig * u;
+}
+
+AGENTRL_ALWAYS_INLINE void silu_mul_body(const float* g, const float* u, float* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + kW <= n; i += kW) store(y + i, silu_mul_lanes(load(g + i), load(u + i)));
+  if (i < n) {  // the tail through one zero-padded vector
+    float gt[kW] = {}, ut[kW] = {}, yt[kW];
+    std::memcpy(gt, g + i, sizeof(float) * static_cast<size_t>(n - i));
+    std::memcpy(ut, u + i, sizeof(float) * static_cast<size_t>(n - i));
+    store(yt, silu_mul_lanes(load(gt), load(ut)));
+    std::memcpy(y + i, yt, sizeof(float) * static_cast<size_t>(n - i));
+  }
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+__attribute__((target("avx2,fma"))) void silu_mul_avx2(const float* g, const float* u, float* y, int64_t n) {
+  silu_mul_body(g, u, y, n);
+}
+#else
+void silu_mul_avx2(const float* g, const float* u, float* y, int64_t n) { silu_mul_body(g, u, y, n); }
+#endif
+
+}  // namespace
+
 torch::Tensor silu_mul(const torch::Tensor& gate, const torch::Tensor& up) {
   TORCH_CHECK(infer_kernels_apply({gate, up}) && gate.sizes() == up.sizes(), "silu_mul kernel: gate ", gate.sizes(),
               " and up ", up.sizes(), " must be CPU float32 contiguous of one shape");
@@ -141,8 +175,13 @@ torch::Tensor silu_mul(const torch::Tensor& gate, const torch::Tensor& up) {
   const float* g = gate.data_ptr<float>();
   const float* u = up.data_ptr<float>();
   float* yp = y.data_ptr<float>();
+  const bool avx2 = have_avx2_fma();
   at::parallel_for(0, gate.numel(), 32768, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) yp[i] = g[i] / (1.0f + std::exp(-g[i])) * u[i];
+    if (avx2) {
+      silu_mul_avx2(g + b, u + b, yp + b, e - b);
+    } else {
+      silu_mul_body(g + b, u + b, yp + b, e - b);
+    }
   });
   return y;
 }

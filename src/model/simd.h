@@ -42,6 +42,32 @@ AGENTRL_ALWAYS_INLINE float lane_sum(vf v) {
   return s;
 }
 
+// exp(x) for x <= ~0, lane-wise: round
+// x / ln 2 to n with the 1.5 * 2^23 trick, r = x - n ln 2 in two steps
+// (Cody-Waite), degree-7 Taylor of e^r on |r| <= ln2/2 (error < 1e-8
+// relative), times 2^n built in the exponent bits. Below -87.33 the result
+// would be subnormal (< 2^-126): it is 0, a mass no float32 row sum sees.
+AGENTRL_ALWAYS_INLINE vf exp_le0(vf x) {
+  const vf low = splat(-87.33f), round = splat(12582912.0f);
+  const vi under = x < low;
+  const vf xc = select(under, low, x);
+  const vf t = xc * 1.44269504088896341f + round;
+  const vf n = t - round;  // in [-126, 0]
+  const vf scale = (vf)(((vi)t - 0x4B400000 + 127) << 23);
+  const vf r = (xc - n * 0.693359375f) - n * -2.12194440e-4f;
+  vf p = splat(1.0f / 5040.0f);
+  p = p * r + 1.0f / 720.0f;
+  p = p * r + 1.0f / 120.0f;
+  p = p * r + 1.0f / 24.0f;
+  p = p * r + 1.0f / 6.0f;
+  p = p * r + 0.5f;
+  p = p * r + 1.0f;
+  p = p * r + 1.0f;
+  return select(under, vf{}, p * scale);
+}
+
+AGENTRL_ALWAYS_INLINE float exp_le0(float x) { return exp_le0(splat(x))[0]; }
+
 // Whether this CPU runs target("avx2,fma") code: the kernels call their AVX2
 // + FMA copies when it does, their plain copies otherwise. Asked once.
 inline bool have_avx2_fma() {

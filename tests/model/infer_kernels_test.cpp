@@ -66,6 +66,23 @@ TEST(InferKernels, NormsAndSiluGateMatchTheAtenOps) {
   EXPECT_LT(max_abs_diff(kern::rms_norm(q, w, 1e-6), agentrl::model::rms_norm(q, w, 1e-6)), 1e-5);
 }
 
+// The vectorised SiLU gate over many parallel chunks (with ragged tails) and
+// over the whole float range: saturated ends, zero, and arguments whose exp
+// underflows.
+TEST(InferKernels, SiluMulEqualsAtenAcrossChunksAndTheFloatRange) {
+  auto g = torch::linspace(-120, 120, 100003), u = torch::randn({100003});
+  auto want = torch::silu(g) * u;
+  auto got = kern::silu_mul(g, u);
+  EXPECT_LT(max_abs_diff(got, want), 1e-6 * want.abs().max().item<double>());
+  const auto rel = ((got - want).abs() / want.abs().clamp_min(1e-30)).masked_select(want.abs() > 1e-30);
+  EXPECT_LT(rel.max().item<double>(), 2e-6) << "every element within a few float roundings";
+  auto edge = torch::tensor({-1e30f, -88.0f, -0.0f, 0.0f, 1e-30f, 88.0f, 1e30f});
+  auto ones = torch::ones({7});
+  EXPECT_LT(max_abs_diff(kern::silu_mul(edge, ones), torch::silu(edge)), 1e-6 * 1e30);
+  EXPECT_EQ(kern::silu_mul(edge, ones)[6].item<float>(), 1e30f);
+  EXPECT_EQ(kern::silu_mul(edge, ones)[0].item<float>(), 0.0f);
+}
+
 TEST(InferKernels, KvWriteEqualsIndexPut) {
   torch::manual_seed(5);
   auto K = torch::randn({4, 2, 10, 8}), V = torch::randn({4, 2, 10, 8});
