@@ -42,10 +42,9 @@ AGENTRL_ALWAYS_INLINE float lane_sum(vf v) {
   return s;
 }
 
-// exp(x) for x <= ~0, lane-wise: round
-// x / ln 2 to n with the 1.5 * 2^23 trick, r = x - n ln 2 in two steps
-// (Cody-Waite), degree-7 Taylor of e^r on |r| <= ln2/2 (error < 1e-8
-// relative), times 2^n built in the exponent bits. Below -87.33 the result
+// exp(x) for x <= ~0, lane-wise: round x / ln 2 to n with the 1.5 * 2^23
+// trick, r = x - n ln 2 in two steps (Cody-Waite), degree-7 Taylor of e^r on
+// |r| <= ln2/2 (error < 1e-8 relative), times 2^n built in the exponent bits. Below -87.33 the result
 // would be subnormal (< 2^-126): it is 0, a mass no float32 row sum sees.
 AGENTRL_ALWAYS_INLINE vf exp_le0(vf x) {
   const vf low = splat(-87.33f), round = splat(12582912.0f);
