@@ -241,7 +241,9 @@ TEST(Logprobs, FreeLogprobsAreTheUnmaskedOnesAndTheirGapIsTheAllowedMass) {
           const auto ids = torch::tensor(std::vector<int64_t>(it->second.begin(), it->second.end()), torch::kInt64);
           const double log_mass = torch::logsumexp(logp[r][t - 1].index_select(0, ids), 0).item<double>();
           EXPECT_NEAR(gap, -log_mass, tol * 10) << r << "," << t;
-          if (it->second.size() > 1) EXPECT_GT(gap, 1e-3) << "the unmasked policy puts mass elsewhere";
+          if (it->second.size() > 1) {
+            EXPECT_GT(gap, 1e-3) << "the unmasked policy puts mass elsewhere";
+          }
         }
       }
       const auto g_free = grads_of(m, logprobs_and_entropy(m, b.ids, b.mask, b.pos, opts).free_logprobs.sum());

@@ -157,8 +157,10 @@ TEST(EvaluatorExpert, EpisodesTheContextLimitEndsAreCountedAsCutAndFailed) {
   int64_t flagged = 0;
   for (const auto& t : cut.trajectories) {
     flagged += t.context_cut;
-    if (t.context_cut) EXPECT_FALSE(t.success);
-    if (t.context_cut) EXPECT_TRUE(t.truncated);
+    if (t.context_cut) {
+      EXPECT_FALSE(t.success);
+      EXPECT_TRUE(t.truncated);
+    }
   }
   EXPECT_EQ(flagged, cut.context_cut);
   EXPECT_EQ(cut.to_json().at("context_cut").get<int64_t>(), cut.context_cut);
