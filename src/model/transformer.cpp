@@ -11,6 +11,7 @@
 #include "agentrl/core/rng.h"
 #include "agentrl/model/kv_cache.h"
 #include "agentrl/model/rope.h"
+#include "few_rows_linear.h"
 #include "infer_kernels.h"
 
 namespace agentrl::model {
@@ -240,8 +241,9 @@ torch::Tensor TransformerLMImpl::logits(const torch::Tensor& hidden) {
   return torch::nn::functional::linear(hidden, lm_head_weight());
 }
 
-torch::Tensor TransformerLMImpl::logits_fp32(const torch::Tensor& hidden) {
+torch::Tensor TransformerLMImpl::logits_fp32(const torch::Tensor& hidden, bool fused_cpu) {
   const auto w = lm_head_weight();
+  if (fused_cpu && detail::few_rows_linear_applies(hidden, w, {})) return detail::few_rows_linear(hidden, w, {});
   if (w.scalar_type() == torch::kFloat32 && hidden.scalar_type() == torch::kFloat32) return logits(hidden);
   return torch::nn::functional::linear(hidden.to(torch::kFloat32), w.to(torch::kFloat32));
 }
@@ -482,6 +484,16 @@ torch::Tensor cached_step_attention(const torch::Tensor& q, const torch::Tensor&
   return out;
 }
 
+// A Dense layer of a fused cached step: a step of few rows (decode) goes to
+// the few-row kernel, which reads the weight once where sgemm packs it
+// first; larger steps, and LoRA adapters not merged, take the layer itself.
+torch::Tensor dense_fused(Dense& d, const torch::Tensor& x) {
+  const bool plain = !d->lora.A.defined() || !d->lora.enabled || d->lora.merged;
+  if (plain && detail::few_rows_linear_applies(x, d->weight, d->bias))
+    return detail::few_rows_linear(x, d->weight, d->bias);
+  return d(x);
+}
+
 // The fused CPU kernels' query, key and value projections of a cached step
 // (AttentionImpl::project with rms_norm and rope_ from infer_kernels.h).
 void project_fused(Attention& attn, const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin,
@@ -490,9 +502,9 @@ void project_fused(Attention& attn, const torch::Tensor& x, const torch::Tensor&
   auto heads = [&](const torch::Tensor& y, int64_t n) {  // [N, n*D] -> [N, n, D], contiguous for the kernels
     return y.view({N, n, D}).contiguous();
   };
-  q = heads(attn->q_proj(x), attn->num_heads);
-  k = heads(attn->k_proj(x), attn->num_kv_heads);
-  v = heads(attn->v_proj(x), attn->num_kv_heads);
+  q = heads(dense_fused(attn->q_proj, x), attn->num_heads);
+  k = heads(dense_fused(attn->k_proj, x), attn->num_kv_heads);
+  v = heads(dense_fused(attn->v_proj, x), attn->num_kv_heads);
   if (attn->q_norm) q = detail::rms_norm(q, attn->q_norm->weight, attn->q_norm->eps);  // Qwen3, before RoPE
   if (attn->k_norm) k = detail::rms_norm(k, attn->k_norm->weight, attn->k_norm->eps);
   detail::rope_(q, cos, sin);
@@ -514,9 +526,10 @@ torch::Tensor cached_layer_fused(DecoderLayer& layer, torch::Tensor& h, const to
   project_fused(attn, x, cos, sin, q, k, v);
   auto rows = cached_step_attention(q, k, v, cache.keys(l), cache.values(l), segments, plan, attn->kernel, true);
   const auto& n2 = layer->post_attention_layernorm;
-  x = detail::add_rms_norm_(h, attn->o_proj(rows).contiguous(), n2->weight, n2->eps);
+  x = detail::add_rms_norm_(h, dense_fused(attn->o_proj, rows.contiguous()).contiguous(), n2->weight, n2->eps);
   auto& mlp = layer->mlp;
-  return mlp->down_proj(detail::silu_mul(mlp->gate_proj(x).contiguous(), mlp->up_proj(x).contiguous()));
+  return dense_fused(mlp->down_proj, detail::silu_mul(dense_fused(mlp->gate_proj, x).contiguous(),
+                                                      dense_fused(mlp->up_proj, x).contiguous()));
 }
 
 }  // namespace

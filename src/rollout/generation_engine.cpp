@@ -35,7 +35,8 @@ void EngineOptions::visit(config::Visitor& v) {
           "rows' scratch");
   v.field("fused_kernels", fused_kernels,
           "float32 on the CPU: norms, RoPE, SiLU gate, KV writes and decode attention on agentrl's fused kernels "
-          "(one op each; equal to the ATen ops up to float rounding); false = the ATen ops only");
+          "(one op each), and the weight products and lm head of steps of at most 16 rows on a few-row kernel; "
+          "equal to the ATen ops up to float rounding; false = the ATen ops only");
 }
 
 namespace {
@@ -505,7 +506,7 @@ void GenerationEngine::Impl::step() {
     auto sel = hidden.index_select(0, torch::tensor(rows, torch::TensorOptions().dtype(torch::kInt64)).to(hidden.device()));
     // On a GPU the logits stay there (device sampling, one small copy back);
     // on the CPU the host sampler is the exact reference.
-    auto logits = model->logits_fp32(sel);
+    auto logits = model->logits_fp32(sel, opt.fused_kernels);
     mask_choices(logits, rows, seg_seq);
     auto samples = logits.is_cuda() ? model::sample_rows_on_device(logits, params, rngs)
                                     : model::sample_rows(logits, params, rngs);

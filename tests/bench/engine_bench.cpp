@@ -18,6 +18,7 @@
 #include <mutex>
 #include <string>
 
+#include "../../src/model/few_rows_linear.h"
 #include "../../src/model/infer_kernels.h"
 #include "agentrl/model/sampler.h"
 #include "agentrl/rollout/generation_engine.h"
@@ -128,7 +129,47 @@ void BM_DecodeMatmulFloor(benchmark::State& state) {
   for (auto _ : state)
     for (size_t i = 0; i < ws.size(); ++i) benchmark::DoNotOptimize(torch::matmul(xs[i], ws[i].t()));
 }
-BENCHMARK(BM_DecodeMatmulFloor)->UseRealTime()->Args({0, 1})->Args({1, 1})->Args({1, 8})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_DecodeMatmulFloor)->UseRealTime()->Args({0, 1})->Args({0, 8})->Args({0, 16})->Args({1, 1})->Args({1, 8})->Args({1, 16})->Unit(benchmark::kMillisecond);
+
+// The same products through the engine's few-row kernel (few_rows_linear.h),
+// which reads each weight once where OpenBLAS's sgemm packs it first.
+void BM_DecodeFewRowsFloor(benchmark::State& state) {
+  const int64_t which = state.range(0), B = state.range(1);
+  auto& m = model_for(which);
+  std::vector<torch::Tensor> ws;
+  for (auto& p : m->named_parameters())
+    if (p.value().dim() == 2 && p.key().find("embed_tokens") == std::string::npos) ws.push_back(p.value());
+  ws.push_back(m->lm_head_weight());
+  torch::NoGradGuard g;
+  std::vector<torch::Tensor> xs;
+  for (auto& w : ws) xs.push_back(torch::randn({B, w.size(1)}));
+  for (auto _ : state)
+    for (size_t i = 0; i < ws.size(); ++i) benchmark::DoNotOptimize(model::detail::few_rows_linear(xs[i], ws[i], {}));
+}
+// One product [M, K] x [N, K]^T: the few-row kernel (kernel = 1) against
+// torch::linear (0). {896, 896}: a 0.5B-shape q/o projection, which stays
+// in cache from one call to the next; {151936, 896}: the 0.5B lm head, read
+// from memory each call.
+void BM_FewRowsLinear(benchmark::State& state) {
+  const int64_t N = state.range(0), K = state.range(1), M = state.range(2);
+  auto w = torch::randn({N, K});
+  auto x = torch::randn({M, K});
+  torch::NoGradGuard g;
+  for (auto _ : state)
+    benchmark::DoNotOptimize(state.range(3) ? model::detail::few_rows_linear(x, w, {})
+                                            : torch::nn::functional::linear(x, w));
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(2.0 * double(M * N * K) * double(state.iterations()), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_FewRowsLinear)
+    ->UseRealTime()
+    ->ArgsProduct({{896}, {896}, {1, 8, 16}, {0, 1}})
+    ->ArgsProduct({{151936}, {896}, {1, 8}, {0, 1}})
+    ->Unit(benchmark::kMicrosecond);
+
+BENCHMARK(BM_DecodeFewRowsFloor)
+    ->UseRealTime()->Args({0, 1})->Args({0, 8})->Args({0, 16})->Args({1, 1})->Args({1, 8})->Args({1, 16})
+    ->Unit(benchmark::kMillisecond);
 
 // The MLP's SiLU gate, silu(gate) * up, on [rows, width]: the engine's fused
 // kernel (fused = 1) against ATen's silu and mul (0), side by side. {512,

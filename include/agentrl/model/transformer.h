@@ -143,7 +143,9 @@ class TransformerLMImpl : public torch::nn::Module {
   // float rounding (padded keys get weight exactly 0).
   // fused_cpu: a float32 model on the CPU (decode_kv_multiple 1) runs its
   // norms, RoPE, SiLU gate, KV writes and decode attention on fused kernels
-  // (src/model/infer_kernels.h: one op each instead of several ATen ops);
+  // (src/model/infer_kernels.h: one op each instead of several ATen ops),
+  // and the weight products of a step of at most 16 rows on the few-row
+  // kernel (src/model/few_rows_linear.h; not for unmerged LoRA layers);
   // equal to the ATen path up to float rounding. false: the ATen ops only.
   torch::Tensor forward_cached(const torch::Tensor& tokens, const std::vector<CacheSegment>& segments,
                                KvCache& cache, int64_t decode_kv_multiple = 1, bool fused_cpu = true);
@@ -155,7 +157,10 @@ class TransformerLMImpl : public torch::nn::Module {
   // trainer's logprobs_and_entropy computes its logits the same way, so that
   // in bf16 the behaviour and the trainer's log-probs round alike (a bf16
   // logit has ~3 significant digits). For an fp32 model it equals logits().
-  torch::Tensor logits_fp32(const torch::Tensor& hidden);
+  // fused_cpu (the engine's, as in forward_cached): a float32 model on the
+  // CPU computes up to 16 rows [R,H] with the few-row kernel of the fused
+  // step, equal up to float rounding.
+  torch::Tensor logits_fp32(const torch::Tensor& hidden, bool fused_cpu = false);
   // [V,H]: lm_head.weight, or the embedding when tied.
   torch::Tensor lm_head_weight();
 
