@@ -13,7 +13,8 @@
 # and prints one table (medians over rounds; the ratio range is over rounds,
 # each ratio from the same round). --before LIBDIR: each round also runs the
 # engine benchmark against the agentrl libraries in LIBDIR (the build folder
-# of an earlier commit, via LD_LIBRARY_PATH), for a before/after column.
+# of an earlier commit, via LD_LIBRARY_PATH; its own engine_bench if LIBDIR
+# holds one), for a before/after column.
 # OMP_NUM_THREADS defaults to all cores.
 # Run it on an otherwise idle machine and note the load it prints.
 set -euo pipefail
@@ -28,7 +29,7 @@ while [[ $# -gt 0 ]]; do
     --rounds) rounds="$2"; shift 2 ;;
     --build) build="$2"; shift 2 ;;
     --before) before="$(cd "$2" && pwd)"; shift 2 ;;
-    -h|--help) sed -n 2,18p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,19p "$0"; exit 0 ;;
     *) echo "compare: unknown argument '$1' (expected --shape, --rounds, --build or --before)" >&2; exit 2 ;;
   esac
 done
@@ -40,6 +41,10 @@ esac
 [[ "$rounds" =~ ^[1-9][0-9]*$ ]] || { echo "compare: --rounds $rounds: expected a positive integer" >&2; exit 2; }
 cd "$ROOT"
 [[ -z "$before" || -f "$before/libagentrl_model.so" ]] || { echo "compare: --before $before holds no libagentrl_model.so" >&2; exit 2; }
+# The earlier commit's own engine_bench when the folder has one (needed once
+# the benchmark calls what the earlier libraries lack), else this build's.
+before_bench="$build/engine_bench"
+[[ -n "$before" && -x "$before/engine_bench" ]] && before_bench="$before/engine_bench"
 [[ -f "$build/CMakeCache.txt" ]] || { echo "compare: $build is not a configured build folder: run scripts/setup.sh first" >&2; exit 2; }
 cmake --build "$build" --target engine_bench model_bench >/dev/null \
   || { echo "compare: building engine_bench/model_bench failed (Google Benchmark installed? scripts/setup.sh)" >&2; exit 1; }
@@ -60,7 +65,7 @@ for r in $(seq "$rounds"); do
   filter=(--benchmark_filter="BM_Engine/$which/($batch_re)/$new(/|\$)" "${json[@]}")
   "$build/engine_bench" "${filter[@]}" > "$out/engine_$r.json"
   if [[ -n "$before" ]]; then
-    LD_LIBRARY_PATH="$before" "$build/engine_bench" "${filter[@]}" > "$out/before_$r.json"
+    LD_LIBRARY_PATH="$before" "$before_bench" "${filter[@]}" > "$out/before_$r.json"
   fi
   # shellcheck disable=SC2086  # batches is a list of numbers
   "$PY" scripts/bench/python_generate_ref.py --shape "$shape" --batch $batches --new "$new" > "$out/python_$r.txt"

@@ -134,8 +134,12 @@ torch::Tensor few_rows_linear(const torch::Tensor& x, const torch::Tensor& w, co
   const float* bp = bias.defined() ? bias.data_ptr<float>() : nullptr;
   float* yp = y.data_ptr<float>();
   const bool avx2 = have_avx2_fma();
-  // ~32k weights a task: a small matrix stays on the calling thread.
-  const int64_t grain = std::max<int64_t>(4, 32768 / std::max<int64_t>(1, K));
+  // A task is ~256k weight-reads of work (one row of W costs its K reads and,
+  // per 4 rows of x, about as much arithmetic): handing a smaller product to
+  // a second thread costs more than it saves (a tiny-shape decode step of one
+  // row went from 0.69 to 1.19 ms when every product was split).
+  const int64_t per_row = std::max<int64_t>(1, K * (4 + M) / 4);
+  const int64_t grain = std::max<int64_t>(4, (int64_t{1} << 18) / per_row);
   at::parallel_for(0, N, grain, [&](int64_t n0, int64_t n1) {
     if (avx2) {
       body_avx2(xp, M, wp, K, bp, yp, N, n0, n1);
