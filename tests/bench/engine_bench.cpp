@@ -115,8 +115,11 @@ void BM_NaiveNoCache(benchmark::State& state) {
 }
 BENCHMARK(BM_NaiveNoCache)->UseRealTime()->Args({0, 8, 64})->Args({1, 8, 4})->Iterations(1)->Unit(benchmark::kSecond);
 
-// Pure matmul time of one decode step: every weight matrix times B rows.
-void BM_DecodeMatmulFloor(benchmark::State& state) {
+// Pure matmul time of one decode step: every weight matrix times B rows,
+// through torch::matmul (BM_DecodeMatmulFloor) or through the engine's
+// few-row kernel (BM_DecodeFewRowsFloor, few_rows_linear.h: it reads each
+// weight once where OpenBLAS's sgemm packs it first).
+void decode_floor(benchmark::State& state, bool few_rows) {
   const int64_t which = state.range(0), B = state.range(1);
   auto& m = model_for(which);
   std::vector<torch::Tensor> ws;
@@ -127,25 +130,13 @@ void BM_DecodeMatmulFloor(benchmark::State& state) {
   std::vector<torch::Tensor> xs;
   for (auto& w : ws) xs.push_back(torch::randn({B, w.size(1)}));
   for (auto _ : state)
-    for (size_t i = 0; i < ws.size(); ++i) benchmark::DoNotOptimize(torch::matmul(xs[i], ws[i].t()));
+    for (size_t i = 0; i < ws.size(); ++i)
+      benchmark::DoNotOptimize(few_rows ? model::detail::few_rows_linear(xs[i], ws[i], {})
+                                        : torch::matmul(xs[i], ws[i].t()));
 }
+void BM_DecodeMatmulFloor(benchmark::State& state) { decode_floor(state, false); }
+void BM_DecodeFewRowsFloor(benchmark::State& state) { decode_floor(state, true); }
 BENCHMARK(BM_DecodeMatmulFloor)->UseRealTime()->Args({0, 1})->Args({0, 8})->Args({0, 16})->Args({1, 1})->Args({1, 8})->Args({1, 16})->Unit(benchmark::kMillisecond);
-
-// The same products through the engine's few-row kernel (few_rows_linear.h),
-// which reads each weight once where OpenBLAS's sgemm packs it first.
-void BM_DecodeFewRowsFloor(benchmark::State& state) {
-  const int64_t which = state.range(0), B = state.range(1);
-  auto& m = model_for(which);
-  std::vector<torch::Tensor> ws;
-  for (auto& p : m->named_parameters())
-    if (p.value().dim() == 2 && p.key().find("embed_tokens") == std::string::npos) ws.push_back(p.value());
-  ws.push_back(m->lm_head_weight());
-  torch::NoGradGuard g;
-  std::vector<torch::Tensor> xs;
-  for (auto& w : ws) xs.push_back(torch::randn({B, w.size(1)}));
-  for (auto _ : state)
-    for (size_t i = 0; i < ws.size(); ++i) benchmark::DoNotOptimize(model::detail::few_rows_linear(xs[i], ws[i], {}));
-}
 // One product [M, K] x [N, K]^T: the few-row kernel (kernel = 1) against
 // torch::linear (0). {896, 896}: a 0.5B-shape q/o projection, which stays
 // in cache from one call to the next; {151936, 896}: the 0.5B lm head, read
