@@ -9,7 +9,7 @@ DenseImpl::DenseImpl(int64_t in, int64_t out, bool with_bias) {
 
 torch::Tensor DenseImpl::forward(const torch::Tensor& x) {
   auto y = torch::nn::functional::linear(x, weight, bias.defined() ? bias : torch::Tensor());
-  if (!lora.A.defined() || !lora.enabled || lora.merged) return y;
+  if (!lora.active()) return y;
   auto h = x.to(lora.A.scalar_type());
   if (lora.dropout > 0 && is_training()) h = torch::dropout(h, lora.dropout, /*train=*/true);
   auto delta = torch::nn::functional::linear(torch::nn::functional::linear(h, lora.A), lora.B) * lora.scaling;

@@ -488,8 +488,7 @@ torch::Tensor cached_step_attention(const torch::Tensor& q, const torch::Tensor&
 // the few-row kernel, which reads the weight once where sgemm packs it
 // first; larger steps, and LoRA adapters not merged, take the layer itself.
 torch::Tensor dense_fused(Dense& d, const torch::Tensor& x) {
-  const bool plain = !d->lora.A.defined() || !d->lora.enabled || d->lora.merged;
-  if (plain && detail::few_rows_linear_applies(x, d->weight, d->bias))
+  if (!d->lora.active() && detail::few_rows_linear_applies(x, d->weight, d->bias))
     return detail::few_rows_linear(x, d->weight, d->bias);
   return d(x);
 }

@@ -25,6 +25,8 @@ struct LoraAdapter {
   double dropout = 0;
   bool enabled = true;  // off: the base layer (the KL reference policy)
   bool merged = false;  // scaling * B A has been added to W
+  // Whether DenseImpl::forward adds the adapter's term (present, on, not merged).
+  bool active() const { return A.defined() && enabled && !merged; }
 };
 
 class DenseImpl : public torch::nn::Module {
