@@ -8,8 +8,9 @@
 // row of W once, straight from the weight, multiplies it with all of x's rows
 // while it is in cache (tiles of 2-4 W rows x 1-4 x rows, 8 float lanes, FMA
 // on AVX2 CPUs), and prefetches the next tile of a large W. All products of
-// a 0.5B-shape decode step: 1 row 142 -> 73 ms, 8 rows 182 -> 117 ms
-// (docs/benchmarks.md, "Engine: few-row products").
+// a 0.5B-shape decode step: 1 row 128 -> 70 ms, 8 rows 173 -> 111 ms
+// (docs/benchmarks.md, "Engine: few-row products, and agentrl's kernels on
+// both cores").
 //
 // Numerics: each output is one dot product summed in 8 lanes (lane sums, then
 // the tail), whatever the thread count or the row count: the same inputs give

@@ -137,6 +137,10 @@ void decode_floor(benchmark::State& state, bool few_rows) {
 void BM_DecodeMatmulFloor(benchmark::State& state) { decode_floor(state, false); }
 void BM_DecodeFewRowsFloor(benchmark::State& state) { decode_floor(state, true); }
 BENCHMARK(BM_DecodeMatmulFloor)->UseRealTime()->Args({0, 1})->Args({0, 8})->Args({0, 16})->Args({1, 1})->Args({1, 8})->Args({1, 16})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_DecodeFewRowsFloor)
+    ->UseRealTime()->Args({0, 1})->Args({0, 8})->Args({0, 16})->Args({1, 1})->Args({1, 8})->Args({1, 16})
+    ->Unit(benchmark::kMillisecond);
+
 // One product [M, K] x [N, K]^T: the few-row kernel (kernel = 1) against
 // torch::linear (0). {896, 896}: a 0.5B-shape q/o projection, which stays
 // in cache from one call to the next; {151936, 896}: the 0.5B lm head, read
@@ -157,10 +161,6 @@ BENCHMARK(BM_FewRowsLinear)
     ->ArgsProduct({{896}, {896}, {1, 8, 16}, {0, 1}})
     ->ArgsProduct({{151936}, {896}, {1, 8}, {0, 1}})
     ->Unit(benchmark::kMicrosecond);
-
-BENCHMARK(BM_DecodeFewRowsFloor)
-    ->UseRealTime()->Args({0, 1})->Args({0, 8})->Args({0, 16})->Args({1, 1})->Args({1, 8})->Args({1, 16})
-    ->Unit(benchmark::kMillisecond);
 
 // The MLP's SiLU gate, silu(gate) * up, on [rows, width]: the engine's fused
 // kernel (fused = 1) against ATen's silu and mul (0), side by side. {512,
