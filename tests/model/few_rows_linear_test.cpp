@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <string>
+
 #include "../../src/model/few_rows_linear.h"
 
 namespace kern = agentrl::model::detail;
@@ -77,5 +79,12 @@ TEST(FewRowsLinear, RefusesWhatItDoesNotTake) {
   EXPECT_FALSE(kern::few_rows_linear_applies(torch::randn({8, 2}).t(), w, {}));  // not contiguous
   EXPECT_FALSE(kern::few_rows_linear_applies(torch::randn({2, 8}), w, torch::randn({5})));
   EXPECT_FALSE(kern::few_rows_linear_applies(torch::randn({1, 2, 8}), w, {}));
-  EXPECT_THROW(kern::few_rows_linear(torch::randn({2, 7}), w, {}), c10::Error);
+  try {
+    kern::few_rows_linear(torch::randn({2, 7}), w, {});
+    ADD_FAILURE() << "expected a c10::Error";
+  } catch (const c10::Error& e) {
+    const std::string msg = e.what_without_backtrace();
+    EXPECT_NE(msg.find("few_rows_linear: x [2, 7], w [4, 8]"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("x [M <= 16, K], w [N, K], bias [N]"), std::string::npos) << msg;
+  }
 }
