@@ -3,6 +3,7 @@
 #include <ATen/Parallel.h>
 
 #include <algorithm>
+#include <vector>
 
 #include "infer_kernels.h"
 #include "simd.h"
@@ -11,6 +12,12 @@ namespace agentrl::model::detail {
 namespace {
 
 using namespace simd;
+
+// W rows a thread task's unit holds in the panel form: a multiple of both
+// panel blocks (12 and 6 rows).
+constexpr int64_t kPanelBlock = 12;
+// How far ahead in its row the panel form asks for W: 4 cache lines.
+constexpr int64_t kPrefetchFloats = 64;
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define AGENTRL_HAVE_FMA_BUILTIN 1
@@ -81,7 +88,7 @@ AGENTRL_ALWAYS_INLINE void w_rows(const float* x, int64_t M, const float* w, int
 // cache it only costs instructions.
 template <bool kFma, int NR>
 AGENTRL_ALWAYS_INLINE void features(const float* x, int64_t M, const float* w, int64_t K, const float* bias, float* y,
-                                   int64_t N, int64_t n0, int64_t n1, bool prefetch) {
+                                    int64_t N, int64_t n0, int64_t n1, bool prefetch) {
   int64_t n = n0;
   for (; n + NR <= n1; n += NR)
     w_rows<kFma, NR>(x, M, w + n * K, K, bias ? bias + n : nullptr, y + n, N, prefetch && n + 2 * NR <= n1);
@@ -99,9 +106,111 @@ AGENTRL_ALWAYS_INLINE void body(const float* x, int64_t M, const float* w, int64
   }
 }
 
+// ---- The panel form, for more than kLaneFormMaxRows rows ----
+// x is packed k-major in panels of R = 8 or 16 rows (xt[k * R + r] = x[m0 +
+// r][k], zero past M), so that one k brings R rows in MP = R / 8 vectors.
+// Each W element of a block of NB rows is broadcast and multiplied with them:
+// NB x MP accumulators, no horizontal sums, one vector load per 8 rows and
+// one broadcast per W element (the lane form above loads x once per W tile).
+// Output (m, n) is one chain of multiply-adds over k = 0..K-1 in order, then
+// the bias: its bits depend on neither the panel it sits in nor the threads.
+
+// out[j * R + r] = sum_k xt[k * R + r] w[j * K + k] for NB rows of W.
+// `prefetch`: each of the NB rows asks for its line kPrefetchFloats ahead
+// (past its end: the same row of the next block of kPanelBlock rows). The
+// block reads NB rows at once, more streams than the hardware prefetcher
+// follows: without it a tiny-shape decode step's products at 8 rows read the
+// weights from L3 at 11 GB/s.
+template <bool kFma, int NB, int MP>
+AGENTRL_ALWAYS_INLINE void panel_block(const float* xt, const float* w, int64_t K, float* out, bool prefetch) {
+  vf acc[NB][MP];
+#pragma GCC unroll 16
+  for (int j = 0; j < NB; ++j)
+#pragma GCC unroll 2
+    for (int p = 0; p < MP; ++p) acc[j][p] = vf{};
+  for (int64_t k = 0; k < K; ++k) {
+    if (prefetch && (k & 15) == 0) {
+      const int64_t a = k + kPrefetchFloats;
+#pragma GCC unroll 16
+      for (int j = 0; j < NB; ++j) __builtin_prefetch(a < K ? w + j * K + a : w + (kPanelBlock + j) * K + (a - K));
+    }
+    vf xv[MP];
+#pragma GCC unroll 2
+    for (int p = 0; p < MP; ++p) xv[p] = load(xt + k * (kW * MP) + kW * p);
+#pragma GCC unroll 16
+    for (int j = 0; j < NB; ++j) {
+      const float e = w[j * K + k];
+      const vf b = {e, e, e, e, e, e, e, e};
+#pragma GCC unroll 2
+      for (int p = 0; p < MP; ++p) acc[j][p] = madd<kFma>(b, xv[p], acc[j][p]);
+    }
+  }
+#pragma GCC unroll 16
+  for (int j = 0; j < NB; ++j)
+#pragma GCC unroll 2
+    for (int p = 0; p < MP; ++p) store(out + j * kW * MP + kW * p, acc[j][p]);
+}
+
+// Rows [m0, m0 + rows) of y, columns [n, n + NB), from one panel's `out`.
+template <int NB, int R>
+AGENTRL_ALWAYS_INLINE void panel_store(const float* out, int64_t rows, const float* bias, float* y, int64_t N) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int j = 0; j < NB; ++j) y[r * N + j] = bias ? out[j * R + r] + bias[j] : out[j * R + r];
+}
+
+// One panel of R = 8 * MP rows against W rows [n, n + NB): blocks of 12
+// (8-row panels: 12 x 1 accumulators) or 6 (16-row panels: 6 x 2) W rows,
+// the remainder one row at a time.
+template <bool kFma, int MP>
+AGENTRL_ALWAYS_INLINE void panel_rows(const float* xt, int64_t rows, const float* w, int64_t K, const float* bias,
+                                      float* y, int64_t N, int64_t n, int64_t n1, bool prefetch) {
+  static_assert(kPanelBlock % 12 == 0, "a block of W rows splits into 12- and 6-row blocks");
+  constexpr int R = kW * MP, NB = MP == 1 ? 12 : 6;
+  alignas(32) float out[NB * R];
+  for (; n + NB <= n1; n += NB) {
+    panel_block<kFma, NB, MP>(xt, w + n * K, K, out, prefetch);
+    panel_store<NB, R>(out, rows, bias ? bias + n : nullptr, y + n, N);
+  }
+  for (; n < n1; ++n) {
+    panel_block<kFma, 1, MP>(xt, w + n * K, K, out, false);
+    panel_store<1, R>(out, rows, bias ? bias + n : nullptr, y + n, N);
+  }
+}
+
+// Output features [n0, n1) for all panels: W rows in blocks of 12 (a
+// multiple of both panel blocks), each block against every panel while it
+// is in cache; only the first panel prefetches the next block.
+template <bool kFma>
+AGENTRL_ALWAYS_INLINE void panel_body(const float* xt, int64_t M, const float* w, int64_t K, const float* bias,
+                                      float* y, int64_t N, int64_t n0, int64_t n1) {
+  const bool prefetch = true;
+  for (int64_t n = n0; n < n1; n += kPanelBlock) {
+    const int64_t nb = std::min(n1, n + kPanelBlock);
+    const bool ahead = prefetch && nb + kPanelBlock <= n1;
+    int64_t m0 = 0;
+    const float* xp = xt;
+    while (m0 < M) {
+      const int64_t rows = std::min<int64_t>(M - m0, 16);
+      if (rows > kW) {
+        panel_rows<kFma, 2>(xp, rows, w, K, bias, y + m0 * N, N, n, nb, ahead && m0 == 0);
+        xp += 16 * K;
+        m0 += 16;
+      } else {
+        panel_rows<kFma, 1>(xp, rows, w, K, bias, y + m0 * N, N, n, nb, ahead && m0 == 0);
+        xp += kW * K;
+        m0 += kW;
+      }
+    }
+  }
+}
+
 void body_plain(const float* x, int64_t M, const float* w, int64_t K, const float* bias, float* y, int64_t N,
                 int64_t n0, int64_t n1) {
   body<false>(x, M, w, K, bias, y, N, n0, n1);
+}
+void panel_body_plain(const float* xt, int64_t M, const float* w, int64_t K, const float* bias, float* y, int64_t N,
+                      int64_t n0, int64_t n1) {
+  panel_body<false>(xt, M, w, K, bias, y, N, n0, n1);
 }
 
 #ifdef AGENTRL_HAVE_FMA_BUILTIN
@@ -109,12 +218,36 @@ __attribute__((target("avx2,fma"))) void body_avx2(const float* x, int64_t M, co
                                                    const float* bias, float* y, int64_t N, int64_t n0, int64_t n1) {
   body<true>(x, M, w, K, bias, y, N, n0, n1);
 }
+__attribute__((target("avx2,fma"))) void panel_body_avx2(const float* xt, int64_t M, const float* w, int64_t K,
+                                                         const float* bias, float* y, int64_t N, int64_t n0,
+                                                         int64_t n1) {
+  panel_body<true>(xt, M, w, K, bias, y, N, n0, n1);
+}
 #else
-void body_avx2(const float* x, int64_t M, const float* w, int64_t K, const float* bias, float* y, int64_t N,
-               int64_t n0, int64_t n1) {
+void body_avx2(const float* x, int64_t M, const float* w, int64_t K, const float* bias, float* y, int64_t N, int64_t n0,
+               int64_t n1) {
   body<false>(x, M, w, K, bias, y, N, n0, n1);
 }
+void panel_body_avx2(const float* xt, int64_t M, const float* w, int64_t K, const float* bias, float* y, int64_t N,
+                     int64_t n0, int64_t n1) {
+  panel_body<false>(xt, M, w, K, bias, y, N, n0, n1);
+}
 #endif
+
+// x [M, K] packed into panels of 16 rows and a last one of 8 where at most
+// 8 rows remain (panel_body's order), k-major, zero past M.
+void pack_panels(const float* x, int64_t M, int64_t K, float* xt) {
+  for (int64_t m0 = 0; m0 < M;) {
+    const int64_t R = M - m0 > kW ? 16 : kW, rows = std::min(R, M - m0);
+    for (int64_t k = 0; k < K; ++k) {
+      float* dst = xt + k * R;
+      for (int64_t r = 0; r < rows; ++r) dst[r] = x[(m0 + r) * K + k];
+      for (int64_t r = rows; r < R; ++r) dst[r] = 0.0f;
+    }
+    xt += R * K;
+    m0 += R;
+  }
+}
 
 }  // namespace
 
@@ -140,11 +273,29 @@ torch::Tensor few_rows_linear(const torch::Tensor& x, const torch::Tensor& w, co
   // row went from 0.69 to 1.19 ms when every product was split).
   const int64_t per_row = std::max<int64_t>(1, K * (4 + M) / 4);
   const int64_t grain = std::max<int64_t>(4, (int64_t{1} << 18) / per_row);
-  at::parallel_for(0, N, grain, [&](int64_t n0, int64_t n1) {
+  if (M <= kLaneFormMaxRows) {
+    at::parallel_for(0, N, grain, [&](int64_t n0, int64_t n1) {
+      if (avx2) {
+        body_avx2(xp, M, wp, K, bp, yp, N, n0, n1);
+      } else {
+        body_plain(xp, M, wp, K, bp, yp, N, n0, n1);
+      }
+    });
+    return y;
+  }
+  // The panel form: x packed once (at most 64 x K floats, reused by the
+  // calling thread), then tasks of whole blocks of kPanelBlock W rows.
+  thread_local std::vector<float> packed;
+  packed.resize(static_cast<size_t>((M + 15) / 16 * 16 * K));
+  pack_panels(xp, M, K, packed.data());
+  const float* xt = packed.data();
+  const int64_t blocks = (N + kPanelBlock - 1) / kPanelBlock;
+  at::parallel_for(0, blocks, (grain + kPanelBlock - 1) / kPanelBlock, [&](int64_t b0, int64_t b1) {
+    const int64_t n0 = b0 * kPanelBlock, n1 = std::min(N, b1 * kPanelBlock);
     if (avx2) {
-      body_avx2(xp, M, wp, K, bp, yp, N, n0, n1);
+      panel_body_avx2(xt, M, wp, K, bp, yp, N, n0, n1);
     } else {
-      body_plain(xp, M, wp, K, bp, yp, N, n0, n1);
+      panel_body_plain(xt, M, wp, K, bp, yp, N, n0, n1);
     }
   });
   return y;

@@ -33,10 +33,13 @@
 
 namespace agentrl::model::detail {
 
-// The most rows the kernel takes: at 16 it is still measured ahead of sgemm
-// (docs/benchmarks.md); prefill steps, of hundreds of rows, are compute
-// bound and keep sgemm's blocking.
-constexpr int64_t kFewRowsMax = 16;
+// The most rows the kernel takes: a decode step of up to 64 sequences, or a
+// short prefill chunk; longer prefill chunks keep sgemm's blocking.
+constexpr int64_t kFewRowsMax = 64;
+
+// Up to this many rows the lane form (dot products in 8 lanes, each W row
+// read once for all rows); above it the panel form (see the .cpp).
+constexpr int64_t kLaneFormMaxRows = 4;
 
 // Whether few_rows_linear takes these operands (bias may be undefined).
 bool few_rows_linear_applies(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& bias);

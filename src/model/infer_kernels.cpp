@@ -212,28 +212,73 @@ void kv_write(torch::Tensor& K, torch::Tensor& V, const torch::Tensor& k, const 
 
 namespace {
 
-// One query row against keys [0, L) of one KV head: o = softmax(q K^T * scale) V.
-// p: scratch of at least L floats.
-inline void attend_row(const float* q, const float* K, const float* V, int64_t L, int64_t D, float scale, float* p,
-                       float* o) {
-  float m = -std::numeric_limits<float>::infinity();
-  for (int64_t j = 0; j < L; ++j) {
-    p[j] = dot(q, K + j * D, D) * scale;
-    m = std::max(m, p[j]);
+// The G query rows that share one KV head against its keys [0, L): o_g =
+// softmax(q_g K^T * scale) V. Each key and value row is read once for all G
+// rows (grouped-query attention: G = Hq / Hkv). Scores are dot products in 8
+// lanes, exp is simd.h's exp_le0 on 8 scores at a time (the scalar std::exp
+// was a tenth of a tiny-shape decode step at batch 64), the weighted values
+// are summed in key order. p: scratch of at least G * L floats.
+AGENTRL_ALWAYS_INLINE void attend_group(const float* q, const float* K, const float* V, int64_t L, int64_t D, int64_t G,
+                                        float scale, float* p, float* o) {
+  for (int64_t j = 0; j < L; ++j)
+    for (int64_t g = 0; g < G; ++g) p[g * L + j] = dot(q + g * D, K + j * D, D) * scale;
+  for (int64_t g = 0; g < G; ++g) {
+    float* pg = p + g * L;
+    float m = -std::numeric_limits<float>::infinity();
+    for (int64_t j = 0; j < L; ++j) m = std::max(m, pg[j]);
+    vf sums{};
+    int64_t j = 0;
+    for (; j + kW <= L; j += kW) {
+      const vf e = exp_le0(load(pg + j) - m);
+      store(pg + j, e);
+      sums += e;
+    }
+    float sum = lane_sum(sums);
+    for (; j < L; ++j) sum += (pg[j] = exp_le0(pg[j] - m));
+    const float inv = 1.0f / sum;
+    for (j = 0; j < L; ++j) pg[j] *= inv;
+    std::fill(o + g * D, o + (g + 1) * D, 0.0f);
   }
-  float sum = 0;
   for (int64_t j = 0; j < L; ++j) {
-    p[j] = std::exp(p[j] - m);
-    sum += p[j];
-  }
-  const float inv = 1.0f / sum;
-  std::fill(o, o + D, 0.0f);
-  for (int64_t j = 0; j < L; ++j) {
-    const float w = p[j] * inv;
     const float* v = V + j * D;
-    for (int64_t d = 0; d < D; ++d) o[d] += w * v[d];
+    for (int64_t g = 0; g < G; ++g) {
+      const float w = p[g * L + j];
+      float* og = o + g * D;
+      int64_t d = 0;
+      for (; d + kW <= D; d += kW) store(og + d, load(og + d) + w * load(v + d));
+      for (; d < D; ++d) og[d] += w * v[d];
+    }
   }
 }
+
+// Rows [begin, end) of (sequence, KV head) pairs; the plain and the AVX2
+// copies of the same arithmetic (no FMA contraction in either).
+struct AttendArgs {
+  const float* q;
+  const float* K;
+  const float* V;
+  float* o;
+  const int64_t* slots;
+  const int64_t* lengths;
+  int64_t Hq, Hkv, cap, D;
+  float scale;
+};
+AGENTRL_ALWAYS_INLINE void attend_pairs(const AttendArgs& a, int64_t begin, int64_t end, float* p) {
+  const int64_t G = a.Hq / a.Hkv;
+  for (int64_t i = begin; i < end; ++i) {
+    const int64_t b = i / a.Hkv, h = i % a.Hkv;
+    const int64_t base = (a.slots[b] * a.Hkv + h) * a.cap * a.D, row = (b * a.Hq + h * G) * a.D;
+    attend_group(a.q + row, a.K + base, a.V + base, a.lengths[b], a.D, G, a.scale, p, a.o + row);
+  }
+}
+void attend_pairs_plain(const AttendArgs& a, int64_t begin, int64_t end, float* p) { attend_pairs(a, begin, end, p); }
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+__attribute__((target("avx2,fma"))) void attend_pairs_avx2(const AttendArgs& a, int64_t begin, int64_t end, float* p) {
+  attend_pairs(a, begin, end, p);
+}
+#else
+void attend_pairs_avx2(const AttendArgs& a, int64_t begin, int64_t end, float* p) { attend_pairs(a, begin, end, p); }
+#endif
 
 }  // namespace
 
@@ -255,16 +300,24 @@ torch::Tensor decode_attention(const torch::Tensor& q, const torch::Tensor& K, c
   const int64_t G = Hq / Hkv;
   const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(D)));
   auto out = torch::empty({B, Hq, D}, q.options());
-  const float* qp = q.data_ptr<float>();
-  const float* Kp = K.data_ptr<float>();
-  const float* Vp = V.data_ptr<float>();
-  float* op = out.data_ptr<float>();
-  at::parallel_for(0, B * Hq, grain(2 * longest * D), [&](int64_t begin, int64_t end) {
-    std::vector<float> p(static_cast<size_t>(longest));
-    for (int64_t i = begin; i < end; ++i) {
-      const int64_t b = i / Hq, h = i % Hq;
-      const int64_t base = (slots[b] * Hkv + h / G) * cap * D;
-      attend_row(qp + i * D, Kp + base, Vp + base, lengths[b], D, scale, p.data(), op + i * D);
+  const AttendArgs args{q.data_ptr<float>(),
+                        K.data_ptr<float>(),
+                        V.data_ptr<float>(),
+                        out.data_ptr<float>(),
+                        slots.data(),
+                        lengths.data(),
+                        Hq,
+                        Hkv,
+                        cap,
+                        D,
+                        scale};
+  const bool avx2 = have_avx2_fma();
+  at::parallel_for(0, B * Hkv, grain(2 * G * longest * D), [&](int64_t begin, int64_t end) {
+    std::vector<float> p(static_cast<size_t>(G * longest));
+    if (avx2) {
+      attend_pairs_avx2(args, begin, end, p.data());
+    } else {
+      attend_pairs_plain(args, begin, end, p.data());
     }
   });
   return out;

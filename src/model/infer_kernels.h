@@ -17,8 +17,8 @@
 // Numerics: rope_ and kv_write give exactly the ATen path's floats (the same
 // products and sums, each rounded once: this file is built without FMA
 // contraction). rms_norm, silu_mul and decode_attention sum in another order
-// and take exp from std::exp, so they differ from the ATen ops in the last
-// bits (tests: within 1e-6 relative); the trainer recomputes log-probs with
+// and take exp from simd.h's exp_le0, so they differ from the ATen ops in the
+// last bits (tests: within 1e-6 relative); the trainer recomputes log-probs with
 // the ATen ops, and the rollout/trainer mismatch is reported per run
 // (rollout/logprob_mismatch_*).
 //
@@ -63,7 +63,8 @@ void kv_write(torch::Tensor& K, torch::Tensor& V, const torch::Tensor& k, const 
 
 // One query per row: q [B, Hq, D]; row b attends to keys [0, lengths[b]) of
 // slot slots[b] of K/V [slots, Hkv, cap, D], query head h to KV head
-// h / (Hq / Hkv). softmax(q k^T / sqrt(D)) v, as HF's eager attention.
+// h / (Hq / Hkv). softmax(q k^T / sqrt(D)) v, as HF's eager attention; the
+// query heads of one KV head are computed together (its keys read once).
 // Returns [B, Hq, D]. lengths[b] in [1, cap].
 torch::Tensor decode_attention(const torch::Tensor& q, const torch::Tensor& K, const torch::Tensor& V,
                                const std::vector<int64_t>& slots, const std::vector<int64_t>& lengths);

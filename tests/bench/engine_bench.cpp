@@ -136,9 +136,11 @@ void decode_floor(benchmark::State& state, bool few_rows) {
 }
 void BM_DecodeMatmulFloor(benchmark::State& state) { decode_floor(state, false); }
 void BM_DecodeFewRowsFloor(benchmark::State& state) { decode_floor(state, true); }
-BENCHMARK(BM_DecodeMatmulFloor)->UseRealTime()->Args({0, 1})->Args({0, 8})->Args({0, 16})->Args({1, 1})->Args({1, 8})->Args({1, 16})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_DecodeMatmulFloor)
+    ->UseRealTime()->ArgsProduct({{0}, {1, 8, 16, 32, 64}})->ArgsProduct({{1}, {1, 8, 16}})
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_DecodeFewRowsFloor)
-    ->UseRealTime()->Args({0, 1})->Args({0, 8})->Args({0, 16})->Args({1, 1})->Args({1, 8})->Args({1, 16})
+    ->UseRealTime()->ArgsProduct({{0}, {1, 8, 16, 32, 64}})->ArgsProduct({{1}, {1, 8, 16}})
     ->Unit(benchmark::kMillisecond);
 
 // One product [M, K] x [N, K]^T: the few-row kernel (kernel = 1) against
@@ -158,7 +160,7 @@ void BM_FewRowsLinear(benchmark::State& state) {
 }
 BENCHMARK(BM_FewRowsLinear)
     ->UseRealTime()
-    ->ArgsProduct({{896}, {896}, {1, 8, 16}, {0, 1}})
+    ->ArgsProduct({{896}, {896}, {1, 8, 16, 64}, {0, 1}})
     ->ArgsProduct({{151936}, {896}, {1, 8}, {0, 1}})
     ->Unit(benchmark::kMicrosecond);
 

@@ -1,8 +1,9 @@
 // The engine's few-row product (src/model/few_rows_linear.h) against
 // torch::linear: every row count it takes, inner sizes with and without a
-// tail beyond the 8 lanes, odd output counts, bias or none; a row's output
-// does not depend on the other rows of the call nor on the thread count
-// (bit for bit); operands it does not take are refused.
+// tail beyond the 8 lanes, odd output counts, bias or none, both forms
+// (lane and panel); within a form a row's output does not depend on the
+// other rows of the call nor on the thread count (bit for bit); operands it
+// does not take are refused.
 #include <ATen/Parallel.h>
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -53,6 +54,9 @@ TEST(FewRowsLinear, EqualsTorchLinearForEveryRowCountInnerTailAndBias) {
   }
 }
 
+// Within each form (lane: up to kLaneFormMaxRows rows, panel: above) a
+// row's bits do not depend on the other rows nor on the threads; the panel
+// form also packs rows into 16- and 8-row panels, which must not matter.
 TEST(FewRowsLinear, ARowsOutputIsTheSameBitsWhateverTheOtherRowsAndTheThreads) {
   torch::manual_seed(12);
   const int64_t K = 901, N = 1000;  // N over the parallel grain: several tasks
@@ -60,15 +64,20 @@ TEST(FewRowsLinear, ARowsOutputIsTheSameBitsWhateverTheOtherRowsAndTheThreads) {
   auto b = torch::randn({N});
   auto x = torch::randn({kern::kFewRowsMax, K});
   const int threads = at::get_num_threads();
-  auto all = kern::few_rows_linear(x, w, b);
-  for (int64_t M : {1, 2, 3, 5, 8, 11}) {
-    auto part = kern::few_rows_linear(x.narrow(0, 3, M).contiguous(), w, b);
-    EXPECT_TRUE(torch::equal(part, all.narrow(0, 3, M))) << M << " rows";
+  auto lanes = kern::few_rows_linear(x.narrow(0, 0, kern::kLaneFormMaxRows).contiguous(), w, b);
+  auto panels = kern::few_rows_linear(x, w, b);
+  for (int64_t M = 1; M <= kern::kFewRowsMax; ++M) {
+    const int64_t from = M <= kern::kLaneFormMaxRows ? kern::kLaneFormMaxRows - M : kern::kFewRowsMax - M;
+    auto part = kern::few_rows_linear(x.narrow(0, from, M).contiguous(), w, b);
+    const auto& all = M <= kern::kLaneFormMaxRows ? lanes : panels;
+    EXPECT_TRUE(torch::equal(part, all.narrow(0, from, M))) << M << " rows from row " << from;
   }
   at::set_num_threads(1);
   auto one_thread = kern::few_rows_linear(x, w, b);
+  auto one_thread_lanes = kern::few_rows_linear(x.narrow(0, 0, kern::kLaneFormMaxRows).contiguous(), w, b);
   at::set_num_threads(threads);
-  EXPECT_TRUE(torch::equal(one_thread, all));
+  EXPECT_TRUE(torch::equal(one_thread, panels));
+  EXPECT_TRUE(torch::equal(one_thread_lanes, lanes));
 }
 
 TEST(FewRowsLinear, RefusesWhatItDoesNotTake) {
@@ -85,6 +94,6 @@ TEST(FewRowsLinear, RefusesWhatItDoesNotTake) {
   } catch (const c10::Error& e) {
     const std::string msg = e.what_without_backtrace();
     EXPECT_NE(msg.find("few_rows_linear: x [2, 7], w [4, 8]"), std::string::npos) << msg;
-    EXPECT_NE(msg.find("x [M <= 16, K], w [N, K], bias [N]"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("x [M <= 64, K], w [N, K], bias [N]"), std::string::npos) << msg;
   }
 }

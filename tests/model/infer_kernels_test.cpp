@@ -8,6 +8,7 @@
 #include <torch/torch.h>
 
 #include <limits>
+#include <string>
 
 #include "../../src/model/infer_kernels.h"
 #include "agentrl/model/attention.h"
@@ -99,30 +100,34 @@ TEST(InferKernels, KvWriteEqualsIndexPut) {
   EXPECT_THROW(kern::kv_write(K, V, k, v, slots, {9, 0, 10}), c10::Error);     // position 10 of 10
 }
 
+// D = 12: head sizes that are not a multiple of the kernel's 8 lanes.
 TEST(InferKernels, DecodeAttentionMatchesTheAtenKernelAndIgnoresUnwrittenKeys) {
-  torch::manual_seed(6);
-  const int64_t S = 5, Hkv = 2, cap = 40, D = 16, Hq = 6;
-  auto K = torch::randn({S, Hkv, cap, D}), V = torch::randn({S, Hkv, cap, D});
-  const std::vector<int64_t> slots = {4, 1, 4, 0}, lengths = {1, 40, 17, 9};
-  for (size_t b = 0; b < slots.size(); ++b) {  // past each row's length: garbage, even NaN
-    K[slots[b]].narrow(1, lengths[b], cap - lengths[b]).fill_(std::numeric_limits<float>::quiet_NaN());
-    V[slots[b]].narrow(1, lengths[b], cap - lengths[b]).fill_(std::numeric_limits<float>::quiet_NaN());
+  for (const int64_t D : {16, 12}) {
+    SCOPED_TRACE("D " + std::to_string(D));
+    torch::manual_seed(6);
+    const int64_t S = 5, Hkv = 2, cap = 40, Hq = 6;
+    auto K = torch::randn({S, Hkv, cap, D}), V = torch::randn({S, Hkv, cap, D});
+    const std::vector<int64_t> slots = {4, 1, 4, 0}, lengths = {1, 40, 17, 9};
+    for (size_t b = 0; b < slots.size(); ++b) {  // past each row's length: garbage, even NaN
+      K[slots[b]].narrow(1, lengths[b], cap - lengths[b]).fill_(std::numeric_limits<float>::quiet_NaN());
+      V[slots[b]].narrow(1, lengths[b], cap - lengths[b]).fill_(std::numeric_limits<float>::quiet_NaN());
+    }
+    // slot 4 appears twice with different lengths: row 0 sees key 0 only.
+    K[4].narrow(1, 1, 16).normal_();
+    V[4].narrow(1, 1, 16).normal_();
+    auto q = torch::randn({4, Hq, D}) * 2;
+    auto slots_t = torch::tensor(slots), len_t = torch::tensor(lengths);
+    auto hidden = torch::arange(cap).unsqueeze(0).ge(len_t.unsqueeze(1));  // [B, cap]
+    auto want = decode_attention(q, K, V, slots_t, hidden, AttentionKernel::kEager);
+    auto got = kern::decode_attention(q, K, V, slots, lengths);
+    ASSERT_EQ(got.sizes(), want.sizes());
+    EXPECT_FALSE(got.isnan().any().item<bool>());
+    EXPECT_LT(max_abs_diff(got, want), 1e-5);
+    // A row with one key returns that key's value exactly.
+    EXPECT_TRUE(torch::equal(got[0][0], V[4][0][0]));
+    EXPECT_THROW(kern::decode_attention(q, K, V, slots, {1, 41, 17, 9}), c10::Error);  // past the capacity
+    EXPECT_THROW(kern::decode_attention(q, K, V, slots, {0, 40, 17, 9}), c10::Error);  // no key at all
   }
-  // slot 4 appears twice with different lengths: row 0 sees key 0 only.
-  K[4].narrow(1, 1, 16).normal_();
-  V[4].narrow(1, 1, 16).normal_();
-  auto q = torch::randn({4, Hq, D}) * 2;
-  auto slots_t = torch::tensor(slots), len_t = torch::tensor(lengths);
-  auto hidden = torch::arange(cap).unsqueeze(0).ge(len_t.unsqueeze(1));  // [B, cap]
-  auto want = decode_attention(q, K, V, slots_t, hidden, AttentionKernel::kEager);
-  auto got = kern::decode_attention(q, K, V, slots, lengths);
-  ASSERT_EQ(got.sizes(), want.sizes());
-  EXPECT_FALSE(got.isnan().any().item<bool>());
-  EXPECT_LT(max_abs_diff(got, want), 1e-5);
-  // A row with one key returns that key's value exactly.
-  EXPECT_TRUE(torch::equal(got[0][0], V[4][0][0]));
-  EXPECT_THROW(kern::decode_attention(q, K, V, slots, {1, 41, 17, 9}), c10::Error);  // past the capacity
-  EXPECT_THROW(kern::decode_attention(q, K, V, slots, {0, 40, 17, 9}), c10::Error);  // no key at all
 }
 
 TEST(InferKernels, OnlyCpuFloat32ContiguousTensorsApply) {
@@ -151,12 +156,12 @@ TEST(FusedCachedForward, EveryKindOfStepEqualsTheAtenPath) {
       std::vector<CacheSegment> segs;
     };
     const std::vector<Step> steps = {
-        {x.narrow(0, 0, 10), {{2, 0, 10}}},                                             // one prefill chunk
-        {torch::cat({y.narrow(0, 0, 6), z.narrow(0, 0, 5)}), {{0, 0, 6}, {3, 0, 5}}},   // two chunks (a batch)
-        {x.narrow(0, 10, 1), {{2, 10, 1}}},                                             // a lone decode row
-        {torch::cat({x.narrow(0, 11, 1), y.narrow(0, 6, 1), z.narrow(0, 5, 1)}),        // decode rows only
+        {x.narrow(0, 0, 10), {{2, 0, 10}}},                                            // one prefill chunk
+        {torch::cat({y.narrow(0, 0, 6), z.narrow(0, 0, 5)}), {{0, 0, 6}, {3, 0, 5}}},  // two chunks (a batch)
+        {x.narrow(0, 10, 1), {{2, 10, 1}}},                                            // a lone decode row
+        {torch::cat({x.narrow(0, 11, 1), y.narrow(0, 6, 1), z.narrow(0, 5, 1)}),       // decode rows only
          {{2, 11, 1}, {0, 6, 1}, {3, 5, 1}}},
-        {torch::cat({y.narrow(0, 7, 2), z.narrow(0, 6, 1)}), {{0, 7, 2}, {3, 6, 1}}},   // a chunk and a decode row
+        {torch::cat({y.narrow(0, 7, 2), z.narrow(0, 6, 1)}), {{0, 7, 2}, {3, 6, 1}}},  // a chunk and a decode row
     };
     for (size_t i = 0; i < steps.size(); ++i) {
       auto got = m->forward_cached(steps[i].tokens, steps[i].segs, fused, 1, /*fused_cpu=*/true);
