@@ -8,6 +8,7 @@
 #include "agentrl/core/regex.h"
 #include "agentrl/core/logging.h"
 #include "agentrl/core/rng.h"
+#include "agentrl/model/intra_op_team.h"
 #include "agentrl/model/kv_cache.h"
 #include "agentrl/model/sampler.h"
 #include "agentrl/rollout/choice_constraint.h"
@@ -42,6 +43,10 @@ void EngineOptions::visit(config::Visitor& v) {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+// How long the loop waits for work before it frees its OpenMP team: long
+// enough that a rollout's turns (an environment step between two requests)
+// keep it, short against a trainer's update.
+constexpr auto kIdleRelease = std::chrono::milliseconds(10);
 double seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
 
 struct BatchJob;
@@ -237,6 +242,7 @@ SeqPtr make_sequence(GenerationRequest r) {
 }  // namespace
 
 std::future<GenerationResult> GenerationEngine::submit(GenerationRequest request) {
+  model::release_intra_op_team();  // the caller waits while the engine computes (intra_op_team.h)
   std::promise<GenerationResult> p;
   SeqPtr s;
   try {
@@ -261,6 +267,7 @@ std::future<GenerationResult> GenerationEngine::submit(GenerationRequest request
 }
 
 std::vector<GenerationResult> GenerationEngine::generate_batch(std::vector<GenerationRequest> requests) {
+  model::release_intra_op_team();  // the caller waits while the engine computes (intra_op_team.h)
   for (const auto& r : requests) validate_request(r, impl_->model->args().vocab_size, impl_->tok != nullptr);
   auto job = std::make_shared<BatchJob>();
   job->results.resize(requests.size());
@@ -318,9 +325,19 @@ void GenerationEngine::Impl::loop() {
       // A deterministic batch with members still waiting for a KV slot goes
       // on even when nothing is active (its finished members freed slots).
       const bool job_waiting = current_job && !current_job->pending.empty();
-      cv.wait(g, [&] {
+      const auto ready = [&] {
         return stop || job_waiting || !queue.empty() || !jobs.empty() || !active.empty() || !releases.empty();
-      });
+      };
+      // Idle for a while (the rollout is over, or its environments take
+      // their time): hand the cores back, so that the thread that computes
+      // next (the trainer's) is the only one with an OpenMP team
+      // (intra_op_team.h: two teams make every parallel region ~4x dearer).
+      if (!cv.wait_for(g, kIdleRelease, ready)) {
+        g.unlock();
+        model::release_intra_op_team();
+        g.lock();
+        cv.wait(g, ready);
+      }
       if (stop) break;
       for (auto& k : releases) {
         kept.remove_if([&](const Kept& e) {

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "agentrl/core/rng.h"
+#include "agentrl/model/intra_op_team.h"
 
 namespace agentrl::rollout {
 namespace {
@@ -171,6 +172,9 @@ RolloutPool::RolloutPool(Generator& generator, std::shared_ptr<const envs::EnvSu
     : generator_(generator), suite_(std::move(suite)), ctx_(std::move(ctx)) {}
 
 std::vector<Trajectory> RolloutPool::run(const std::vector<EpisodeSpec>& episodes, RolloutStats* stats) {
+  // This thread waits while the engine computes: its OpenMP team would make
+  // the engine's parallel regions ~4x dearer (intra_op_team.h).
+  model::release_intra_op_team();
   RolloutStats local;
   auto t0 = Clock::now();
   auto out = ctx_->rollout.deterministic ? run_lockstep(episodes, local) : run_threaded(episodes, local);

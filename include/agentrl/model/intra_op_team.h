@@ -1,0 +1,29 @@
+// The calling thread's team of intra-op worker threads (OpenMP, the team
+// ATen's at::parallel_for and agentrl's CPU kernels split their work over).
+//
+// What: a thread that has run a parallel region keeps its team's workers
+// asleep in a pool until the thread ends. libgomp lets workers spin between
+// regions only while it manages no more threads than the machine has cores;
+// past that (the trainer's main thread and the engine's loop thread, each
+// with a team, on 2 cores) it puts them to sleep at once, and every parallel
+// region then wakes its workers through the kernel: measured on this
+// project's 2-core VM, ~12 us a region with one team, ~52 us with two
+// (docs/benchmarks.md, "Engine: one OpenMP team at a time"). A tiny-shape
+// decode step has tens of regions. release_intra_op_team() frees the calling
+// thread's team: a thread about to hand the CPUs to another one (the caller
+// of the engine, the engine going idle) calls it; its next parallel region
+// makes a new team (a thread start, tens of microseconds).
+//
+// Thread-safety: acts on the calling thread's own team only; a no-op inside
+// a parallel region, without OpenMP, or where the OpenMP runtime lacks
+// omp_pause_resource_all (OpenMP 5.0).
+#pragma once
+
+namespace agentrl::model {
+
+// Frees the calling thread's intra-op worker threads, if it has any. Returns
+// false where it cannot (inside a parallel region, no OpenMP, a runtime
+// without omp_pause_resource_all); the caller goes on either way.
+bool release_intra_op_team();
+
+}  // namespace agentrl::model
