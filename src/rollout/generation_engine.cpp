@@ -36,7 +36,7 @@ void EngineOptions::visit(config::Visitor& v) {
           "rows' scratch");
   v.field("fused_kernels", fused_kernels,
           "float32 on the CPU: norms, RoPE, SiLU gate, KV writes and decode attention on agentrl's fused kernels "
-          "(one op each), and the weight products and lm head of steps of at most 16 rows on a few-row kernel; "
+          "(one op each), and the weight products and lm head of steps of at most 64 rows on a few-row kernel; "
           "equal to the ATen ops up to float rounding; false = the ATen ops only");
 }
 

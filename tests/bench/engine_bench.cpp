@@ -17,9 +17,11 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <thread>
 
 #include "../../src/model/few_rows_linear.h"
 #include "../../src/model/infer_kernels.h"
+#include "agentrl/model/intra_op_team.h"
 #include "agentrl/model/sampler.h"
 #include "agentrl/rollout/generation_engine.h"
 #include "bench_models.h"
@@ -299,5 +301,29 @@ void BM_DecodeStepOps(benchmark::State& state) {
 BENCHMARK(BM_DecodeStepOps)
     ->Args({1, 1})->Args({8, 1})->Args({64, 1})->Args({1, 0})->Args({8, 0})->Args({64, 0})
     ->Iterations(1)->Unit(benchmark::kMillisecond);
+
+// One small parallel region (2 items of ~2k multiply-adds each, as a
+// tiny-shape norm or attention call) run by a second thread, as the engine's
+// loop runs its step, while the main thread keeps its own OpenMP team
+// (second_team = 1: the trainer's thread before this commit) or has freed it
+// (0: release_intra_op_team, as the engine's callers now do). libgomp spins
+// its workers between regions only while it manages no more threads than
+// there are cores (agentrl/model/intra_op_team.h). Args: {second_team}.
+void BM_ParallelRegion(benchmark::State& state) {
+  at::parallel_for(0, 64, 1, [](int64_t, int64_t) {});  // the main thread's team
+  if (state.range(0) == 0) model::release_intra_op_team();
+  std::thread loop([&state] {
+    float sums[2] = {0, 0};
+    for (auto _ : state) {
+      at::parallel_for(0, 2, 1, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i)
+          for (int k = 0; k < 2048; ++k) sums[i] += static_cast<float>(k) * 0.5f;
+      });
+      benchmark::DoNotOptimize(sums);
+    }
+  });
+  loop.join();
+}
+BENCHMARK(BM_ParallelRegion)->UseRealTime()->Arg(1)->Arg(0)->Unit(benchmark::kMicrosecond);
 
 BENCHMARK_MAIN();

@@ -144,7 +144,7 @@ class TransformerLMImpl : public torch::nn::Module {
   // fused_cpu: a float32 model on the CPU (decode_kv_multiple 1) runs its
   // norms, RoPE, SiLU gate, KV writes and decode attention on fused kernels
   // (src/model/infer_kernels.h: one op each instead of several ATen ops),
-  // and the weight products of a step of at most 16 rows on the few-row
+  // and the weight products of a step of at most 64 rows on the few-row
   // kernel (src/model/few_rows_linear.h; not for unmerged LoRA layers);
   // equal to the ATen path up to float rounding. false: the ATen ops only.
   torch::Tensor forward_cached(const torch::Tensor& tokens, const std::vector<CacheSegment>& segments,
@@ -158,7 +158,7 @@ class TransformerLMImpl : public torch::nn::Module {
   // in bf16 the behaviour and the trainer's log-probs round alike (a bf16
   // logit has ~3 significant digits). For an fp32 model it equals logits().
   // fused_cpu (the engine's, as in forward_cached): a float32 model on the
-  // CPU computes up to 16 rows [R,H] with the few-row kernel of the fused
+  // CPU computes up to 64 rows [R,H] with the few-row kernel of the fused
   // step, equal up to float rounding.
   torch::Tensor logits_fp32(const torch::Tensor& hidden, bool fused_cpu = false);
   // [V,H]: lm_head.weight, or the embedding when tied.
