@@ -116,13 +116,15 @@ AGENTRL_ALWAYS_INLINE void body(const float* x, int64_t M, const float* w, int64
 // the bias: its bits depend on neither the panel it sits in nor the threads.
 
 // out[j * R + r] = sum_k xt[k * R + r] w[j * K + k] for NB rows of W.
-// `prefetch`: each of the NB rows asks for its line kPrefetchFloats ahead
-// (past its end: the same row of the next block of kPanelBlock rows). The
-// block reads NB rows at once, more streams than the hardware prefetcher
-// follows: without it a tiny-shape decode step's products at 8 rows read the
-// weights from L3 at 11 GB/s.
+// `prefetch`: each of the NB rows asks for its line kPrefetchFloats ahead,
+// and `next`: past a row's end, for the same row of the next block of
+// kPanelBlock rows (which must exist). The block reads NB rows at once, more
+// streams than the hardware prefetcher is sure to follow: all products of a
+// 0.5B-shape decode step at 8 rows took 77-81 ms with it, 84-85 ms without
+// (three interleaved runs; the tiny shape's steps, in L3, did not tell).
 template <bool kFma, int NB, int MP>
-AGENTRL_ALWAYS_INLINE void panel_block(const float* xt, const float* w, int64_t K, float* out, bool prefetch) {
+AGENTRL_ALWAYS_INLINE void panel_block(const float* xt, const float* w, int64_t K, float* out, bool prefetch,
+                                       bool next) {
   vf acc[NB][MP];
 #pragma GCC unroll 16
   for (int j = 0; j < NB; ++j)
@@ -131,8 +133,13 @@ AGENTRL_ALWAYS_INLINE void panel_block(const float* xt, const float* w, int64_t 
   for (int64_t k = 0; k < K; ++k) {
     if (prefetch && (k & 15) == 0) {
       const int64_t a = k + kPrefetchFloats;
+      if (a < K) {
 #pragma GCC unroll 16
-      for (int j = 0; j < NB; ++j) __builtin_prefetch(a < K ? w + j * K + a : w + (kPanelBlock + j) * K + (a - K));
+        for (int j = 0; j < NB; ++j) __builtin_prefetch(w + j * K + a);
+      } else if (next) {
+#pragma GCC unroll 16
+        for (int j = 0; j < NB; ++j) __builtin_prefetch(w + (kPanelBlock + j) * K + (a - K));
+      }
     }
     vf xv[MP];
 #pragma GCC unroll 2
@@ -163,40 +170,40 @@ AGENTRL_ALWAYS_INLINE void panel_store(const float* out, int64_t rows, const flo
 // the remainder one row at a time.
 template <bool kFma, int MP>
 AGENTRL_ALWAYS_INLINE void panel_rows(const float* xt, int64_t rows, const float* w, int64_t K, const float* bias,
-                                      float* y, int64_t N, int64_t n, int64_t n1, bool prefetch) {
+                                      float* y, int64_t N, int64_t n, int64_t n1, bool prefetch, bool next) {
   static_assert(kPanelBlock % 12 == 0, "a block of W rows splits into 12- and 6-row blocks");
   constexpr int R = kW * MP, NB = MP == 1 ? 12 : 6;
   alignas(32) float out[NB * R];
   for (; n + NB <= n1; n += NB) {
-    panel_block<kFma, NB, MP>(xt, w + n * K, K, out, prefetch);
+    panel_block<kFma, NB, MP>(xt, w + n * K, K, out, prefetch, next);
     panel_store<NB, R>(out, rows, bias ? bias + n : nullptr, y + n, N);
   }
   for (; n < n1; ++n) {
-    panel_block<kFma, 1, MP>(xt, w + n * K, K, out, false);
+    panel_block<kFma, 1, MP>(xt, w + n * K, K, out, false, false);
     panel_store<1, R>(out, rows, bias ? bias + n : nullptr, y + n, N);
   }
 }
 
-// Output features [n0, n1) for all panels: W rows in blocks of 12 (a
-// multiple of both panel blocks), each block against every panel while it
-// is in cache; only the first panel prefetches the next block.
+// Output features [n0, n1) for all panels: W rows in blocks of kPanelBlock
+// (a multiple of both panel blocks), each block against every panel while
+// it is in cache; the first panel, which reads the block from memory,
+// prefetches.
 template <bool kFma>
 AGENTRL_ALWAYS_INLINE void panel_body(const float* xt, int64_t M, const float* w, int64_t K, const float* bias,
                                       float* y, int64_t N, int64_t n0, int64_t n1) {
-  const bool prefetch = true;
   for (int64_t n = n0; n < n1; n += kPanelBlock) {
     const int64_t nb = std::min(n1, n + kPanelBlock);
-    const bool ahead = prefetch && nb + kPanelBlock <= n1;
+    const bool next = nb + kPanelBlock <= n1;
     int64_t m0 = 0;
     const float* xp = xt;
     while (m0 < M) {
       const int64_t rows = std::min<int64_t>(M - m0, 16);
       if (rows > kW) {
-        panel_rows<kFma, 2>(xp, rows, w, K, bias, y + m0 * N, N, n, nb, ahead && m0 == 0);
+        panel_rows<kFma, 2>(xp, rows, w, K, bias, y + m0 * N, N, n, nb, m0 == 0, next);
         xp += 16 * K;
         m0 += 16;
       } else {
-        panel_rows<kFma, 1>(xp, rows, w, K, bias, y + m0 * N, N, n, nb, ahead && m0 == 0);
+        panel_rows<kFma, 1>(xp, rows, w, K, bias, y + m0 * N, N, n, nb, m0 == 0, next);
         xp += kW * K;
         m0 += kW;
       }
