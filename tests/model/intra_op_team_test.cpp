@@ -25,21 +25,31 @@ size_t threads_of_a_parallel_for() {
 
 }  // namespace
 
-TEST(IntraOpTeam, ReleasedTeamIsRebuiltWithTheSameThreadCount) {
-  const int threads = at::get_num_threads();
+// Two intra-op threads for one test (a team to free even where the test
+// runner gives a process one thread), the earlier count back after it.
+class IntraOpTeam : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    threads_ = at::get_num_threads();
+    at::set_num_threads(2);
+  }
+  void TearDown() override { at::set_num_threads(threads_); }
+  int threads_ = 1;
+};
+
+TEST_F(IntraOpTeam, ReleasedTeamIsRebuiltWithTheSameThreadCount) {
   const size_t before = threads_of_a_parallel_for();
 #ifdef _OPENMP
-  if (threads >= 2) EXPECT_EQ(before, 2u) << "OpenMP build with " << threads << " threads: two share 64 items";
+  EXPECT_EQ(before, 2u) << "OpenMP build, 2 intra-op threads: two threads share 64 items";
   EXPECT_TRUE(agentrl::model::release_intra_op_team());
   EXPECT_TRUE(agentrl::model::release_intra_op_team()) << "again, with no team: nothing to do, not an error";
 #endif
-  EXPECT_EQ(at::get_num_threads(), threads);
+  EXPECT_EQ(at::get_num_threads(), 2);
   EXPECT_EQ(threads_of_a_parallel_for(), before);
 }
 
 // Inside a parallel region of a team it is a no-op that says so.
-TEST(IntraOpTeam, RefusesInsideAParallelRegion) {
-  if (at::get_num_threads() < 2) GTEST_SKIP() << "one intra-op thread: parallel_for runs inline, without a team";
+TEST_F(IntraOpTeam, RefusesInsideAParallelRegion) {
   bool inside = true;
   at::parallel_for(0, 2, 1, [&](int64_t b, int64_t) {
     if (b == 0 && at::in_parallel_region()) inside = agentrl::model::release_intra_op_team();
