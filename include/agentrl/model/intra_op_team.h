@@ -6,10 +6,11 @@
 // regions only while it manages no more threads than the machine has cores;
 // past that (the trainer's main thread and the engine's loop thread, each
 // with a team, on 2 cores) it puts them to sleep at once, and every parallel
-// region then wakes its workers through the kernel: measured on this
-// project's 2-core VM, ~12 us a region with one team, ~52 us with two
-// (docs/benchmarks.md, "Engine: one OpenMP team at a time"). A tiny-shape
-// decode step has tens of regions. release_intra_op_team() frees the calling
+// region then wakes its workers through the kernel: on this project's
+// 2-core VM a small region run by a second thread took 14.0 us while the
+// first kept its team, 2.4 us once it had freed it (engine_bench
+// BM_ParallelRegion; docs/benchmarks.md, "Engine: one OpenMP team at a time,
+// and the panel form"). A tiny-shape decode step has tens of regions. release_intra_op_team() frees the calling
 // thread's team: a thread about to hand the CPUs to another one (the caller
 // of the engine, the engine going idle) calls it; its next parallel region
 // makes a new team (a thread start, tens of microseconds).

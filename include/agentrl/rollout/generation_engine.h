@@ -59,6 +59,12 @@
 // lock_weights() around optimizer.step() / weight loading: no decode step
 // runs while it is held, so no step sees half-updated weights.
 //
+// Threads: submit and generate_batch free the calling thread's OpenMP team
+// (agentrl/model/intra_op_team.h) before they hand work over, and the loop
+// frees its own after 10 ms without work, so that one team at a time
+// computes (with two, every parallel region wakes its workers through the
+// kernel); a thread's next parallel region builds a new team.
+//
 // Thread-safety: submit, generate_batch, release, lock_weights and stats are
 // safe to call from any thread. The destructor aborts queued and running
 // requests (finish_reason kAborted) and joins the loop.
