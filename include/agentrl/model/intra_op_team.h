@@ -15,9 +15,14 @@
 // of the engine, the engine going idle) calls it; its next parallel region
 // makes a new team (a thread start, tens of microseconds).
 //
-// Thread-safety: acts on the calling thread's own team only; a no-op inside
-// a parallel region, without OpenMP, or where the OpenMP runtime lacks
-// omp_pause_resource_all (OpenMP 5.0).
+// Runtimes: built and measured with GCC's libgomp (Debian's LibTorch and
+// pytorch.org's use it), whose soft pause frees the calling thread's pool
+// only. LLVM's libomp implements the call too (its pause puts the runtime's
+// idle threads to sleep); not tested here.
+//
+// Thread-safety: acts on the calling thread's own team only (libgomp); a
+// no-op inside a parallel region, without OpenMP, or where the OpenMP
+// runtime lacks omp_pause_resource_all (OpenMP 5.0).
 #pragma once
 
 namespace agentrl::model {
