@@ -18,6 +18,9 @@ using namespace simd;
 constexpr int64_t kPanelBlock = 12;
 // How far ahead in its row the panel form asks for W: 4 cache lines.
 constexpr int64_t kPrefetchFloats = 64;
+// The height of the panel that holds the next of `remaining` rows: 16, or 8
+// where at most 8 remain. pack_panels and panel_body walk the panels by it.
+constexpr int64_t panel_height(int64_t remaining) { return remaining > 8 ? 16 : 8; }
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define AGENTRL_HAVE_FMA_BUILTIN 1
@@ -197,16 +200,14 @@ AGENTRL_ALWAYS_INLINE void panel_body(const float* xt, int64_t M, const float* w
     int64_t m0 = 0;
     const float* xp = xt;
     while (m0 < M) {
-      const int64_t rows = std::min<int64_t>(M - m0, 16);
-      if (rows > kW) {
+      const int64_t R = panel_height(M - m0), rows = std::min(R, M - m0);
+      if (R == 16) {
         panel_rows<kFma, 2>(xp, rows, w, K, bias, y + m0 * N, N, n, nb, m0 == 0, next);
-        xp += 16 * K;
-        m0 += 16;
       } else {
         panel_rows<kFma, 1>(xp, rows, w, K, bias, y + m0 * N, N, n, nb, m0 == 0, next);
-        xp += kW * K;
-        m0 += kW;
       }
+      xp += R * K;
+      m0 += R;
     }
   }
 }
@@ -241,11 +242,11 @@ void panel_body_avx2(const float* xt, int64_t M, const float* w, int64_t K, cons
 }
 #endif
 
-// x [M, K] packed into panels of 16 rows and a last one of 8 where at most
-// 8 rows remain (panel_body's order), k-major, zero past M.
+// x [M, K] packed into panels of panel_height rows (panel_body's order),
+// k-major, zero past M.
 void pack_panels(const float* x, int64_t M, int64_t K, float* xt) {
   for (int64_t m0 = 0; m0 < M;) {
-    const int64_t R = M - m0 > kW ? 16 : kW, rows = std::min(R, M - m0);
+    const int64_t R = panel_height(M - m0), rows = std::min(R, M - m0);
     for (int64_t k = 0; k < K; ++k) {
       float* dst = xt + k * R;
       for (int64_t r = 0; r < rows; ++r) dst[r] = x[(m0 + r) * K + k];
