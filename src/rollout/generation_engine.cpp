@@ -331,7 +331,8 @@ void GenerationEngine::Impl::loop() {
       // Idle for a while (the rollout is over, or its environments take
       // their time): hand the cores back, so that the thread that computes
       // next (the trainer's) is the only one with an OpenMP team
-      // (intra_op_team.h: two teams make every parallel region ~4x dearer).
+      // (intra_op_team.h: two teams made a small parallel region ~6x
+      // dearer in engine_bench's BM_ParallelRegion).
       if (!cv.wait_for(g, kIdleRelease, ready)) {
         g.unlock();
         model::release_intra_op_team();

@@ -173,7 +173,7 @@ RolloutPool::RolloutPool(Generator& generator, std::shared_ptr<const envs::EnvSu
 
 std::vector<Trajectory> RolloutPool::run(const std::vector<EpisodeSpec>& episodes, RolloutStats* stats) {
   // This thread waits while the engine computes: its OpenMP team would make
-  // the engine's parallel regions ~4x dearer (intra_op_team.h).
+  // the engine's parallel regions ~6x dearer (intra_op_team.h).
   model::release_intra_op_team();
   RolloutStats local;
   auto t0 = Clock::now();
