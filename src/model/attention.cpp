@@ -9,6 +9,7 @@
 #include "agentrl/core/error.h"
 #include "agentrl/model/rope.h"
 #include "agentrl/model/transformer.h"
+#include "fused_attention.h"
 
 // scaled_dot_product_attention came in LibTorch 2.0, its `scale` argument in
 // 2.1: it is passed so that both kernels scale by the same double
@@ -24,19 +25,24 @@ namespace agentrl::model {
 bool sdpa_available() { return AGENTRL_HAVE_SDPA != 0; }
 
 AttentionKernel resolve_attention_kernel(const std::string& name) {
-  if (name == "auto") return sdpa_available() ? AttentionKernel::kSdpa : AttentionKernel::kEager;
+  if (name == "auto") return sdpa_available() ? AttentionKernel::kSdpa : AttentionKernel::kFused;
   if (name == "eager") return AttentionKernel::kEager;
+  if (name == "fused") return AttentionKernel::kFused;
   if (name == "sdpa") {
     if (!sdpa_available())
       throw ConfigError(std::string("model.attention: sdpa needs LibTorch >= 2.1 (scaled_dot_product_attention); "
                                     "this build has LibTorch ") + TORCH_VERSION + ": use auto or eager");
     return AttentionKernel::kSdpa;
   }
-  throw ConfigError("model.attention: unknown kernel '" + name + "' (expected auto, eager or sdpa)");
+  throw ConfigError("model.attention: unknown kernel '" + name + "' (expected auto, eager, fused or sdpa)");
 }
 
 const char* attention_kernel_name(AttentionKernel kernel) {
-  return kernel == AttentionKernel::kSdpa ? "sdpa" : "eager";
+  switch (kernel) {
+    case AttentionKernel::kSdpa: return "sdpa";
+    case AttentionKernel::kFused: return "fused";
+    default: return "eager";
+  }
 }
 
 namespace {
@@ -107,6 +113,10 @@ torch::Tensor attend_block(const torch::Tensor& qb, const torch::Tensor& kb, con
 torch::Tensor blocked_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
                                 const torch::Tensor& allowed, int64_t query_block, bool causal,
                                 AttentionKernel kernel) {
+  // agentrl's fused kernel tiles the keys itself and skips the tiles the
+  // mask leaves out, causal or not; elsewhere (not CPU float32) the explicit path.
+  if (kernel == AttentionKernel::kFused && detail::fused_attention_supported(q))
+    return detail::fused_attention(q, k, v, allowed);
   const int64_t B = q.size(0), Hq = q.size(1), Q = q.size(2), D = q.size(3);
   const int64_t Hkv = k.size(1), G = Hq / Hkv;
   auto qg = q.reshape({B, Hkv, G, Q, D});

@@ -64,9 +64,10 @@ void PolicyConfig::visit(config::Visitor& v) {
   v.field("device", device, "where the policy runs", {"cpu", "cuda", "auto"});
   v.field("gradient_checkpointing", gradient_checkpointing, "recompute each layer in backward to save memory");
   v.field("attention", attention,
-          "attention kernel: sdpa (LibTorch's fused scaled_dot_product_attention, LibTorch >= 2.1), eager "
-          "(explicit, every LibTorch), auto (sdpa where available)",
-          {"auto", "eager", "sdpa"});
+          "attention kernel: sdpa (LibTorch's fused scaled_dot_product_attention, LibTorch >= 2.1), fused "
+          "(agentrl's tiled kernel for float32 on the CPU, every LibTorch; the explicit path elsewhere), eager "
+          "(explicit, every LibTorch), auto (sdpa where available, else fused)",
+          {"auto", "eager", "fused", "sdpa"});
   v.field("logprob_chunk_tokens", logprob_chunk_tokens, "tokens per chunk of the log-prob/entropy computation",
           config::Range::at_least(1));
   v.section("lora", lora, "LoRA adapters (PEFT-compatible) instead of full fine-tuning");

@@ -126,11 +126,15 @@ BENCHMARK(BM_LossHead)
     ->Args({1000, 128, 4096, 0, 0})->Args({1000, 128, 4096, 1, 0})
     ->Unit(benchmark::kMillisecond)->MinTime(2.0);
 
-// The two attention kernels side by side (attention.h), forward + backward:
+// The attention kernels side by side (attention.h), forward + backward:
 // Args {shape, B, T, kernel} with kernel 0 = eager, 1 = sdpa (skipped on a
-// LibTorch without it). Shape 2 at T 2048 is a CPU recipe's SFT step.
+// LibTorch without it), 2 = fused (agentrl's CPU kernel). Shape 2 at 1 x
+// 2048 is a long-context CPU recipe's SFT step (WebShop), at 5 x 420 Deep
+// Search's.
 void BM_ForwardBackwardKernel(benchmark::State& state) {
-  const auto kernel = state.range(3) != 0 ? AttentionKernel::kSdpa : AttentionKernel::kEager;
+  const auto kernel = state.range(3) == 1   ? AttentionKernel::kSdpa
+                      : state.range(3) == 2 ? AttentionKernel::kFused
+                                            : AttentionKernel::kEager;
   if (kernel == AttentionKernel::kSdpa && !sdpa_available()) {
     state.SkipWithError("sdpa needs LibTorch >= 2.1");
     for (auto _ : state) {
@@ -155,10 +159,11 @@ void BM_ForwardBackwardKernel(benchmark::State& state) {
 }
 BENCHMARK(BM_ForwardBackwardKernel)
     ->UseRealTime()
-    ->ArgNames({"shape", "B", "T", "sdpa"})
-    ->Args({2, 1, 2048, 0})->Args({2, 1, 2048, 1})
-    ->Args({0, 2, 1024, 0})->Args({0, 2, 1024, 1})
-    ->Args({1, 1, 1024, 0})->Args({1, 1, 1024, 1})
+    ->ArgNames({"shape", "B", "T", "kernel"})
+    ->Args({2, 1, 2048, 0})->Args({2, 1, 2048, 1})->Args({2, 1, 2048, 2})
+    ->Args({2, 5, 420, 0})->Args({2, 5, 420, 1})->Args({2, 5, 420, 2})
+    ->Args({0, 2, 1024, 0})->Args({0, 2, 1024, 1})->Args({0, 2, 1024, 2})
+    ->Args({1, 1, 1024, 0})->Args({1, 1, 1024, 1})->Args({1, 1, 1024, 2})
     ->Unit(benchmark::kMillisecond)
     ->MinTime(2.0);
 

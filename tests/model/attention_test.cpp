@@ -254,9 +254,11 @@ TEST(GroupedAttention, ChunkAttentionOfPaddedChunksEqualsEachChunkAloneWhateverT
   }
 }
 
-TEST(AttentionKernel, AutoIsSdpaWhereTheLibTorchHasItAndAnUnavailableOrUnknownKernelIsAConfigError) {
+TEST(AttentionKernel, AutoIsSdpaWhereTheLibTorchHasItElseFusedAndAnUnavailableOrUnknownKernelIsAConfigError) {
   EXPECT_EQ(resolve_attention_kernel("eager"), AttentionKernel::kEager);
-  EXPECT_EQ(resolve_attention_kernel("auto"), sdpa_available() ? AttentionKernel::kSdpa : AttentionKernel::kEager);
+  EXPECT_EQ(resolve_attention_kernel("fused"), AttentionKernel::kFused);
+  EXPECT_STREQ(attention_kernel_name(AttentionKernel::kFused), "fused");
+  EXPECT_EQ(resolve_attention_kernel("auto"), sdpa_available() ? AttentionKernel::kSdpa : AttentionKernel::kFused);
   if (sdpa_available()) {
     EXPECT_EQ(resolve_attention_kernel("sdpa"), AttentionKernel::kSdpa);
   } else {

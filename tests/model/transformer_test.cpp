@@ -322,22 +322,33 @@ KernelRun run_with(TransformerLM& m, AttentionKernel kernel, bool checkpointing)
   return r;
 }
 
-}  // namespace
-
-TEST(TransformerLM, SdpaKernelGivesTheEagerLogitsGradientsAndCachedSteps) {
-  if (!sdpa_available()) GTEST_SKIP() << "LibTorch " << TORCH_VERSION << " has no scaled_dot_product_attention (>= 2.1)";
+// The kernel against the explicit one on the same model: logits, every
+// parameter's gradient (checkpointing off and on) and a mixed cached step.
+void expect_kernel_equals_eager(AttentionKernel kernel) {
   auto a = tiny_args("qwen3");
   auto m = tiny_model(a);
   for (bool ckpt : {false, true}) {
     auto eager = run_with(m, AttentionKernel::kEager, ckpt);
-    auto sdpa = run_with(m, AttentionKernel::kSdpa, ckpt);
-    EXPECT_LT(max_abs_diff(sdpa.logits.narrow(1, 200, 100), eager.logits.narrow(1, 200, 100)), 1e-4) << ckpt;
-    EXPECT_LT(max_abs_diff(sdpa.logits[0], eager.logits[0]), 1e-4) << ckpt;
-    ASSERT_EQ(sdpa.grads.size(), eager.grads.size());
+    auto got = run_with(m, kernel, ckpt);
+    const auto name = attention_kernel_name(kernel);
+    EXPECT_LT(max_abs_diff(got.logits.narrow(1, 200, 100), eager.logits.narrow(1, 200, 100)), 1e-4) << name << ckpt;
+    EXPECT_LT(max_abs_diff(got.logits[0], eager.logits[0]), 1e-4) << name << ckpt;
+    ASSERT_EQ(got.grads.size(), eager.grads.size());
     for (size_t i = 0; i < eager.grads.size(); ++i) {
       const double scale = std::max(1.0, eager.grads[i].abs().max().item<double>());
-      EXPECT_LT(max_abs_diff(sdpa.grads[i], eager.grads[i]) / scale, 1e-4) << "parameter " << i << ", ckpt " << ckpt;
+      EXPECT_LT(max_abs_diff(got.grads[i], eager.grads[i]) / scale, 1e-4)
+          << name << ": parameter " << i << ", ckpt " << ckpt;
     }
-    EXPECT_LT(max_abs_diff(sdpa.cached, eager.cached), 1e-4) << ckpt;
+    EXPECT_LT(max_abs_diff(got.cached, eager.cached), 1e-4) << name << ckpt;
   }
+}
+}  // namespace
+
+TEST(TransformerLM, SdpaKernelGivesTheEagerLogitsGradientsAndCachedSteps) {
+  if (!sdpa_available()) GTEST_SKIP() << "LibTorch " << TORCH_VERSION << " has no scaled_dot_product_attention (>= 2.1)";
+  expect_kernel_equals_eager(AttentionKernel::kSdpa);
+}
+
+TEST(TransformerLM, FusedKernelGivesTheEagerLogitsGradientsAndCachedSteps) {
+  expect_kernel_equals_eager(AttentionKernel::kFused);
 }

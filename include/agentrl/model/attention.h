@@ -6,13 +6,16 @@
 // G query heads that share a KV head are folded into the row dimension, so K
 // and V are never repeated in memory (HF's repeat_kv is avoided).
 //
-// Two kernels compute softmax(q k^T / sqrt(D) + mask) v (AttentionKernel):
-// the explicit one above, on every LibTorch, and LibTorch's fused
-// scaled_dot_product_attention where the LibTorch has it (>= 2.1): where it
-// picks a fused kernel (flash attention on CPU; on CUDA the memory-efficient
-// one, as flash attention there takes no mask) the keys are tiled
-// and no score tensor is in memory. Both give the same outputs up to float
-// rounding (tests/model/attention_test).
+// Three kernels compute softmax(q k^T / sqrt(D) + mask) v (AttentionKernel):
+// the explicit one above, on every LibTorch; agentrl's fused CPU kernel
+// (float32 on the CPU: query and key tiles with an online softmax, no score
+// tensor in memory, src/model/fused_attention.h; grouped_attention and
+// masked_attention only, other tensors and the engine's cached paths take
+// the explicit one); and LibTorch's fused scaled_dot_product_attention where
+// the LibTorch has it (>= 2.1): where it picks a fused kernel (flash
+// attention on CPU; on CUDA the memory-efficient one, as flash attention
+// there takes no mask) the keys are tiled and no score tensor is in memory.
+// All give the same outputs up to float rounding (tests/model/attention_test).
 //
 // Users: TransformerLM (model/transformer.h). Thread-safety: as torch modules.
 #pragma once
@@ -30,16 +33,17 @@ namespace agentrl::model {
 enum class AttentionKernel {
   kEager,  // explicit matmul, mask bias, softmax (fp32), matmul: every LibTorch
   kSdpa,   // at::scaled_dot_product_attention: LibTorch >= 2.1 only
+  kFused,  // agentrl's tiled CPU float32 kernel (explicit path elsewhere)
 };
 
 // True when this build's LibTorch has scaled_dot_product_attention with a
 // `scale` argument (>= 2.1).
 bool sdpa_available();
-// model.attention: "auto" (sdpa where available, else eager) | "eager" |
-// "sdpa". Throws ConfigError for "sdpa" on a LibTorch without it (naming
-// the version found) and for any other name.
+// model.attention: "auto" (sdpa where available, else fused) | "eager" |
+// "fused" | "sdpa". Throws ConfigError for "sdpa" on a LibTorch without it
+// (naming the version found) and for any other name.
 AttentionKernel resolve_attention_kernel(const std::string& name);
-// "eager" | "sdpa".
+// "eager" | "fused" | "sdpa".
 const char* attention_kernel_name(AttentionKernel kernel);
 
 // Every function below takes the kernel as its last argument (default
