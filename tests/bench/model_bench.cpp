@@ -167,6 +167,43 @@ BENCHMARK(BM_ForwardBackwardKernel)
     ->Unit(benchmark::kMillisecond)
     ->MinTime(2.0);
 
+// Attention alone, causal over T tokens of one sequence: q [1, 4, T, 32],
+// k/v [1, 2, T, 32] (the CPU recipes' heads), forward (bwd = 0) or forward +
+// backward (bwd = 1, loss = sum of the output). Args {T, kernel, bwd} with
+// kernel 0 = eager, 2 = fused. GFLOP/s counts the causal half of q k^T and
+// P v (2 products forward; the backward's 5 with the recomputed scores as
+// 2.5x the forward's work, FlashAttention-2's count).
+void BM_AttentionKernel(benchmark::State& state) {
+  const int64_t T = state.range(0), D = 32, Hq = 4, Hkv = 2;
+  const auto kernel = state.range(1) == 2 ? AttentionKernel::kFused : AttentionKernel::kEager;
+  const bool backward = state.range(2) != 0;
+  torch::manual_seed(0);
+  auto q = torch::randn({1, Hq, T, D}), k = torch::randn({1, Hkv, T, D}), v = torch::randn({1, Hkv, T, D});
+  auto allowed = torch::ones({T, T}, torch::kBool).tril().unsqueeze(0);
+  if (backward) q.requires_grad_(true), k.requires_grad_(true), v.requires_grad_(true);
+  auto step = [&] {
+    if (!backward) {
+      torch::NoGradGuard g;
+      benchmark::DoNotOptimize(grouped_attention(q, k, v, allowed, 256, kernel));
+      return;
+    }
+    grouped_attention(q, k, v, allowed, 256, kernel).sum().backward();
+    q.mutable_grad().reset(), k.mutable_grad().reset(), v.mutable_grad().reset();
+  };
+  step();
+  for (auto _ : state) step();
+  const double forward_flops = 2.0 * 2.0 * Hq * (T * (T + 1) / 2.0) * D;
+  state.counters["GFLOP/s"] = benchmark::Counter(forward_flops * (backward ? 3.5 : 1.0) * state.iterations() / 1e9,
+                                                 benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_AttentionKernel)
+    ->UseRealTime()
+    ->ArgNames({"T", "kernel", "bwd"})
+    ->Args({2048, 0, 0})->Args({2048, 2, 0})->Args({2048, 0, 1})->Args({2048, 2, 1})
+    ->Args({420, 0, 1})->Args({420, 2, 1})
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(1.0);
+
 // The quickstart's update micro-batch: loss over ~15% of the tokens.
 void BM_TrainStep(benchmark::State& state) {
   const int64_t B = state.range(0), T = state.range(1);
