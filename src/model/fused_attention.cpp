@@ -155,8 +155,10 @@ AGENTRL_ALWAYS_INLINE void tile_range(const int32_t* lo, const int32_t* hi, int6
   first = first / kKeys * kKeys;
 }
 
-// Per-call scratch of one thread: the transposed keys and values [D, Kpad]
-// and one tile's score (then probability) and dO . v (then dS) rows.
+// Per-call scratch of one thread: the keys and values transposed tile by
+// tile (pack_transposed, D * Kpad floats each), one tile's output rows
+// (acc, [kRows, D]) and its score (then probability) and dO . v (then dS)
+// rows.
 struct Scratch {
   std::vector<float> Kt, Vt, acc;
   alignas(32) float S[kRows][kKeys];
