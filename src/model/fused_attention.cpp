@@ -307,10 +307,13 @@ UnitsFn pick_units() {
   return have_avx2_fma() ? units_avx2<kBackward> : units_plain<kBackward>;
 }
 
-// Each row's first allowed key and last allowed key + 1 (both 0: none).
-void key_ranges(const uint8_t* allowed, int64_t rows, int64_t K, std::vector<int32_t>& lo, std::vector<int32_t>& hi) {
-  lo.assign(static_cast<size_t>(rows), 0);
-  hi.assign(static_cast<size_t>(rows), 0);
+// Each row's first allowed key and last allowed key + 1 (both 0: none), as
+// an int32 tensor [2, rows]: row 0 the firsts, row 1 the ends. The forward
+// computes them and saves them for the backward.
+torch::Tensor key_ranges(const torch::Tensor& mask, int64_t rows, int64_t K) {
+  auto ranges = torch::empty({2, rows}, torch::kInt32);
+  const uint8_t* allowed = reinterpret_cast<const uint8_t*>(mask.data_ptr<bool>());
+  int32_t *lo = ranges.data_ptr<int32_t>(), *hi = lo + rows;
   at::parallel_for(0, rows, 64, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       const uint8_t* m = allowed + i * K;
@@ -321,14 +324,15 @@ void key_ranges(const uint8_t* allowed, int64_t rows, int64_t K, std::vector<int
       hi[i] = static_cast<int32_t>(f < K ? e : 0);
     }
   });
+  return ranges;
 }
 
 Args make_args(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, const torch::Tensor& allowed,
-               const std::vector<int32_t>& lo, const std::vector<int32_t>& hi) {
+               const torch::Tensor& ranges) {
   Args a{};
   a.q = q.data_ptr<float>(), a.k = k.data_ptr<float>(), a.v = v.data_ptr<float>();
   a.allowed = reinterpret_cast<const uint8_t*>(allowed.data_ptr<bool>());
-  a.lo = lo.data(), a.hi = hi.data();
+  a.lo = ranges.data_ptr<int32_t>(), a.hi = a.lo + ranges.size(1);
   a.Hq = q.size(1), a.Hkv = k.size(1), a.Q = q.size(2), a.K = k.size(2), a.D = q.size(3);
   a.Kpad = (a.K + kKeys - 1) / kKeys * kKeys;
   a.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(a.D)));
@@ -350,8 +354,8 @@ void check_operands(const torch::Tensor& q, const torch::Tensor& k, const torch:
               "], got ", allowed.sizes(), " ", allowed.scalar_type());
 }
 
-// The autograd node: saves q, k, v, the mask, the output and each row's
-// log-sum-exp; the backward recomputes the probabilities tile by tile.
+// The autograd node: saves q, k, v, the mask, the output, each row's
+// log-sum-exp and key range; the backward recomputes the probabilities tile by tile.
 struct FusedAttentionFn : public torch::autograd::Function<FusedAttentionFn> {
   static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& q, const torch::Tensor& k,
                                const torch::Tensor& v, const torch::Tensor& allowed) {
@@ -359,27 +363,25 @@ struct FusedAttentionFn : public torch::autograd::Function<FusedAttentionFn> {
     const int64_t B = q.size(0), Hq = q.size(1), Q = q.size(2);
     auto out = torch::empty(q.sizes(), q.options());
     auto lse = torch::empty({B, Hq, Q}, q.options());
-    std::vector<int32_t> lo, hi;
-    key_ranges(reinterpret_cast<const uint8_t*>(mc.data_ptr<bool>()), B * Q, kc.size(2), lo, hi);
-    Args a = make_args(qc, kc, vc, mc, lo, hi);
+    auto ranges = key_ranges(mc, B * Q, kc.size(2));
+    Args a = make_args(qc, kc, vc, mc, ranges);
     a.out = out.data_ptr<float>(), a.lse = lse.data_ptr<float>();
     const UnitsFn fn = pick_units<false>();
     at::parallel_for(0, B * Hq, 1, [&](int64_t begin, int64_t end) { fn(a, begin, end); });
-    ctx->save_for_backward({qc, kc, vc, mc, out, lse});
+    ctx->save_for_backward({qc, kc, vc, mc, out, lse, ranges});
     return out;
   }
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grads) {
     const auto saved = ctx->get_saved_variables();
-    const auto &q = saved[0], &k = saved[1], &v = saved[2], &mask = saved[3], &out = saved[4], &lse = saved[5];
+    const auto &q = saved[0], &k = saved[1], &v = saved[2], &mask = saved[3], &out = saved[4], &lse = saved[5],
+               &ranges = saved[6];
     auto dout = grads[0].contiguous();
-    const int64_t B = q.size(0), Hq = q.size(1), Q = q.size(2), Hkv = k.size(1), K = k.size(2), D = q.size(3);
+    const int64_t B = q.size(0), Hq = q.size(1), Hkv = k.size(1), K = k.size(2), D = q.size(3);
     auto dq = torch::zeros_like(q);
     auto dk = torch::zeros({B, Hq, K, D}, q.options()), dv = torch::zeros({B, Hq, K, D}, q.options());
-    std::vector<int32_t> lo, hi;
-    key_ranges(reinterpret_cast<const uint8_t*>(mask.data_ptr<bool>()), B * Q, K, lo, hi);
-    Args a = make_args(q, k, v, mask, lo, hi);
+    Args a = make_args(q, k, v, mask, ranges);
     a.out = out.data_ptr<float>(), a.lse = lse.data_ptr<float>();
     a.dout = dout.data_ptr<float>(), a.dq = dq.data_ptr<float>(), a.dk = dk.data_ptr<float>();
     a.dv = dv.data_ptr<float>();
