@@ -149,10 +149,16 @@ torch::Tensor cached_attention(const torch::Tensor& q, const torch::Tensor& k, c
   const int64_t Hkv = k.size(0), L = k.size(1), G = Hq / Hkv;
   const double scale = 1.0 / std::sqrt(static_cast<double>(D));
   const int64_t past = L - n;
-  if (kernel == AttentionKernel::kSdpa) {
-    // One block: query i (position past+i) sees keys j <= past+i.
+  // One block: query i (position past+i) sees keys j <= past+i.
+  auto causal_mask = [&] {
     const auto i64 = torch::TensorOptions().dtype(torch::kInt64).device(q.device());
-    auto allowed = torch::arange(L, i64).unsqueeze(0) <= torch::arange(past, L, i64).unsqueeze(1);  // [n, L]
+    return torch::arange(L, i64).unsqueeze(0) <= torch::arange(past, L, i64).unsqueeze(1);  // [n, L]
+  };
+  if (kernel == AttentionKernel::kFused && detail::fused_attention_supported(q.unsqueeze(0)))
+    return detail::fused_attention(q.unsqueeze(0), k.unsqueeze(0), v.unsqueeze(0), causal_mask().unsqueeze(0))
+        .squeeze(0);
+  if (kernel == AttentionKernel::kSdpa) {
+    auto allowed = causal_mask();
     auto out = attend_block(q.reshape({1, Hkv, G * n, D}), k.unsqueeze(0), v.unsqueeze(0), allowed.unsqueeze(0), G,
                             kernel);  // [1, Hkv, G, n, D]
     return out.reshape({Hq, n, D});
@@ -226,6 +232,13 @@ torch::Tensor chunk_attention(const torch::Tensor& q, const torch::Tensor& k_cac
   auto unseen = hidden.all(1).view({S, 1, L, 1});
   k.masked_fill_(unseen, 0);
   v.masked_fill_(unseen, 0);
+  // agentrl's fused kernel, as the trainer's forward runs it: no [Q, L]
+  // score tensor, and key tiles no query of a chunk's row block sees (the
+  // cache beyond the chunk's end) are skipped.
+  if (kernel == AttentionKernel::kFused && detail::fused_attention_supported(q)) {
+    auto out = detail::fused_attention(q.permute({0, 2, 1, 3}), k, v, hidden.logical_not());  // [S, Hq, Q, D]
+    return out.permute({0, 2, 1, 3}).reshape({S, Q, Hq, D});
+  }
   // [S, Q, Hq, D] -> [S, Hkv, G*Q, D] (g-major rows, as attend_block wants):
   // the same kernel as the trainer's forward, so both round alike.
   auto qb = q.view({S, Q, Hkv, G, D}).permute({0, 2, 3, 1, 4}).reshape({S, Hkv, G * Q, D});

@@ -3,7 +3,8 @@
 // intermediate 768, vocab 4096); 1 = Qwen2.5-0.5B (896, 24, 14/2, 4864, 151936);
 // 2 = the quickstart's policy (128, 2, 4/2, 384, 1000, tied).
 // The models' attention kernel is model.attention's default (auto: sdpa on
-// LibTorch >= 2.1, else eager) unless AGENTRL_ATTENTION says eager or sdpa.
+// LibTorch >= 2.1, else agentrl's fused CPU kernel) unless AGENTRL_ATTENTION
+// names another (eager, fused, sdpa).
 #pragma once
 
 #include <cstdint>

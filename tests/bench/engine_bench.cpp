@@ -36,11 +36,11 @@ using agentrl::bench::shape;
 
 constexpr int64_t kPrompt = 64;
 
-std::vector<rollout::GenerationRequest> requests(int64_t B, int64_t n, int64_t vocab) {
+std::vector<rollout::GenerationRequest> requests(int64_t B, int64_t n, int64_t vocab, int64_t prompt = kPrompt) {
   std::vector<rollout::GenerationRequest> rs;
   for (int64_t b = 0; b < B; ++b) {
     rollout::GenerationRequest r;
-    for (int64_t i = 0; i < kPrompt; ++i) r.prompt.push_back(static_cast<int32_t>((b * 131 + i * 7) % vocab));
+    for (int64_t i = 0; i < prompt; ++i) r.prompt.push_back(static_cast<int32_t>((b * 131 + i * 7) % vocab));
     r.max_new_tokens = n;
     r.sampling.temperature = 0;
     rs.push_back(r);
@@ -91,6 +91,31 @@ BENCHMARK(BM_Engine)
     ->Args({0, 1, 64})->Args({0, 8, 64})->Args({0, 32, 64})->Args({0, 64, 64})
     ->Args({1, 1, 8})->Args({1, 8, 8})->Args({1, 32, 4})->Args({1, 64, 4})
     ->Iterations(1)->Unit(benchmark::kSecond);
+// Prefill of long prompts (the contexts of WebShop's and ALFWorld's CPU
+// recipes), where attention is a large share of the step. Args: {shape,
+// batch, prompt tokens}; prefill + one token, the whole batch in one step.
+// AGENTRL_ATTENTION=eager gives the explicit attention path for a ratio.
+void BM_EnginePrefill(benchmark::State& state) {
+  const int64_t which = state.range(0), B = state.range(1), P = state.range(2);
+  auto& m = model_for(which);
+  rollout::EngineOptions o;
+  o.max_batch_size = B;
+  o.max_seq_len = P + 2;
+  o.kv_budget_tokens = B * o.max_seq_len;
+  o.prefill_chunk_tokens = B * P;
+  rollout::GenerationEngine e(m, nullptr, o, {-1});
+  e.generate_batch(requests(B, 1, m->args().vocab_size, 16));  // warm-up, as run_engine's
+  double prefill = 0;
+  for (auto _ : state) {
+    const double t0 = now_s();
+    e.generate_batch(requests(B, 1, m->args().vocab_size, P));
+    prefill += now_s() - t0;
+  }
+  state.counters["prefill_tok/s"] = static_cast<double>(B * P * state.iterations()) / prefill;
+}
+BENCHMARK(BM_EnginePrefill)
+    ->UseRealTime()->Args({2, 1, 2048})->Args({2, 4, 1024})->Args({0, 1, 2048})->Args({0, 8, 512})->Args({0, 8, 64})
+    ->Iterations(3)->Unit(benchmark::kMillisecond);
 // engine.fused_kernels: false, the ATen ops only (the engine before the fused
 // CPU kernels), for a side-by-side ratio in one run.
 void BM_EngineAten(benchmark::State& state) { run_engine(state, false, false); }

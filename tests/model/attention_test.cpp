@@ -254,6 +254,44 @@ TEST(GroupedAttention, ChunkAttentionOfPaddedChunksEqualsEachChunkAloneWhateverT
   }
 }
 
+// The engine's prefill on the fused kernel (float32 on the CPU): padded
+// chunks over several key tiles, behind unwritten (NaN) cache, and a lone
+// chunk, against the explicit path of the same float32 inputs.
+TEST(GroupedAttention, FusedKernelAttendsPrefillChunksAndALoneChunkAsTheExplicitPathDoes) {
+  torch::manual_seed(7);
+  const int64_t S = 4, Hq = 4, Hkv = 2, cap = 200, D = 16;
+  auto K = torch::full({S, Hkv, cap, D}, std::numeric_limits<float>::quiet_NaN());
+  auto V = torch::full({S, Hkv, cap, D}, std::numeric_limits<float>::quiet_NaN());
+  // Chunks: 40 new tokens after 130 cached, 70 from scratch, 1 after 65.
+  const std::vector<int64_t> slots = {3, 0, 1}, starts = {130, 0, 65}, lens = {40, 70, 1};
+  const int64_t C = 3, qmax = 70, L = 170;
+  for (int64_t c = 0; c < C; ++c) {
+    const int64_t n = starts[c] + lens[c];
+    K[slots[c]].narrow(1, 0, n).copy_(torch::randn({Hkv, n, D}));
+    V[slots[c]].narrow(1, 0, n).copy_(torch::randn({Hkv, n, D}));
+  }
+  auto q = torch::randn({C, qmax, Hq, D});
+  auto hidden = torch::ones({C, qmax, L}, torch::kBool);
+  for (int64_t c = 0; c < C; ++c) {
+    for (int64_t i = 0; i < qmax; ++i) hidden[c][i].narrow(0, 0, starts[c] + std::min(i, lens[c] - 1) + 1).fill_(false);
+  }
+  auto slot_ids = torch::tensor(slots, torch::kInt64);
+  auto fused = chunk_attention(q, K, V, slot_ids, hidden, AttentionKernel::kFused);
+  auto eager = chunk_attention(q, K, V, slot_ids, hidden, AttentionKernel::kEager);
+  for (int64_t c = 0; c < C; ++c) {
+    auto got = fused[c].narrow(0, 0, lens[c]), want = eager[c].narrow(0, 0, lens[c]);
+    EXPECT_FALSE(got.isnan().any().item<bool>()) << "chunk " << c;
+    EXPECT_LT(max_abs_diff(got, want), 1e-5) << "chunk " << c;
+    // The same chunk alone (cached_attention), on both kernels.
+    const int64_t n = starts[c] + lens[c];
+    auto qa = q[c].narrow(0, 0, lens[c]).transpose(0, 1).contiguous();
+    auto ka = K[slots[c]].narrow(1, 0, n), va = V[slots[c]].narrow(1, 0, n);
+    auto alone = cached_attention(qa, ka, va, AttentionKernel::kFused);
+    EXPECT_LT(max_abs_diff(alone.transpose(0, 1), want), 1e-5) << "chunk " << c << " alone";
+    EXPECT_LT(max_abs_diff(alone, cached_attention(qa, ka, va, AttentionKernel::kEager)), 1e-5) << "chunk " << c;
+  }
+}
+
 TEST(AttentionKernel, AutoIsSdpaWhereTheLibTorchHasItElseFusedAndAnUnavailableOrUnknownKernelIsAConfigError) {
   EXPECT_EQ(resolve_attention_kernel("eager"), AttentionKernel::kEager);
   EXPECT_EQ(resolve_attention_kernel("fused"), AttentionKernel::kFused);

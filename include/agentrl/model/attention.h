@@ -9,9 +9,10 @@
 // Three kernels compute softmax(q k^T / sqrt(D) + mask) v (AttentionKernel):
 // the explicit one above, on every LibTorch; agentrl's fused CPU kernel
 // (float32 on the CPU: query and key tiles with an online softmax, no score
-// tensor in memory, src/model/fused_attention.h; grouped_attention and
-// masked_attention only, other tensors and the engine's cached paths take
-// the explicit one); and LibTorch's fused scaled_dot_product_attention where
+// tensor in memory, src/model/fused_attention.h; grouped_attention,
+// masked_attention and the engine's prefill (chunk_attention,
+// cached_attention); other tensors and decode_attention take the explicit
+// one); and LibTorch's fused scaled_dot_product_attention where
 // the LibTorch has it (>= 2.1): where it picks a fused kernel (flash
 // attention on CPU; on CUDA the memory-efficient one, as flash attention
 // there takes no mask) the keys are tiled and no score tensor is in memory.
