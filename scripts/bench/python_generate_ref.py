@@ -11,6 +11,7 @@ batching, no Python overhead) from the math library.
 
   python3 scripts/bench/python_generate_ref.py --shape tiny --batch 1 8 32 64 --new 64
   python3 scripts/bench/python_generate_ref.py --shape qwen0.5b --batch 1 8 --new 8
+  python3 scripts/bench/python_generate_ref.py --shape tiny --batch 8 --new 2 --prompt 512   # engine_bench BM_EnginePrefill/0/8/512
 
 Prints one line per batch size: prefill tokens/s and decode tokens/s.
 """
@@ -109,12 +110,13 @@ def main():
     ap.add_argument("--shape", default="tiny", choices=SHAPES)
     ap.add_argument("--batch", type=int, nargs="+", default=[1, 8, 32, 64])
     ap.add_argument("--new", type=int, default=64)
+    ap.add_argument("--prompt", type=int, default=64, help="prompt tokens per sequence")
     a = ap.parse_args()
     m = Model(SHAPES[a.shape])
     for B in a.batch:
-        run(m, B, 2)  # untimed warm-up, as engine_bench does
-        pf, dc = run(m, B, a.new)
-        print(f"shape={a.shape} batch={B} new={a.new} prefill_tok/s={pf:.1f} decode_tok/s={dc:.1f} threads={torch.get_num_threads()}")
+        run(m, B, 2, min(a.prompt, 64))  # untimed warm-up, as engine_bench does
+        pf, dc = run(m, B, a.new, a.prompt)
+        print(f"shape={a.shape} batch={B} prompt={a.prompt} new={a.new} prefill_tok/s={pf:.1f} decode_tok/s={dc:.1f} threads={torch.get_num_threads()}")
 
 
 if __name__ == "__main__":

@@ -133,6 +133,32 @@ TEST(GenerationEngine, MixedLengthBatchGivesTheSameTokensAsEachRequestAlone) {
   }
 }
 
+// model.attention: fused (the default on LibTorch 1.13): the engine's
+// prefill chunks (prompts longer than a chunk, several per step) attend on
+// agentrl's tiled kernel, as the full forward does.
+TEST(GenerationEngine, FusedAttentionKernelGivesTheTokensAndLogprobsOfUncachedDecoding) {
+  auto m = tiny_model();
+  m->set_attention_kernel(model::AttentionKernel::kFused);
+  GenerationEngine e(m, tok(), small_options());
+  std::vector<GenerationRequest> reqs;
+  for (int i = 0; i < 5; ++i) reqs.push_back(greedy(prompt_of(20 + 19 * i, i), 10));
+  auto together = e.generate_batch(reqs);
+  torch::NoGradGuard g;
+  for (size_t i = 0; i < reqs.size(); ++i) {
+    EXPECT_EQ(together[i].tokens, greedy_without_cache(m, reqs[i].prompt, reqs[i].max_new_tokens)) << "request " << i;
+    std::vector<int64_t> seq(reqs[i].prompt.begin(), reqs[i].prompt.end());
+    seq.insert(seq.end(), together[i].tokens.begin(), together[i].tokens.end());
+    const int64_t T = static_cast<int64_t>(seq.size());
+    auto logp = torch::log_softmax(m->forward(torch::tensor(seq).unsqueeze(0), torch::arange(T).unsqueeze(0),
+                                              torch::ones({1, T}, torch::kBool))[0],
+                                   -1);
+    for (size_t j = 0; j < together[i].tokens.size(); ++j) {
+      const int64_t t = static_cast<int64_t>(reqs[i].prompt.size() + j);
+      EXPECT_NEAR(together[i].logprobs[j], logp[t - 1][seq[t]].item<float>(), 1e-4) << "request " << i << ", " << j;
+    }
+  }
+}
+
 TEST(GenerationEngine, LogprobsAndEntropiesEqualAFreshFullForward) {
   auto m = tiny_model();
   GenerationEngine e(m, tok(), small_options());
