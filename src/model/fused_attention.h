@@ -15,7 +15,7 @@
 // Attention alone, causal, 2048 tokens: forward 2.5x and forward + backward
 // 1.55x the explicit path; a CPU recipe's model 1.2-1.7x (docs/benchmarks.md,
 // "Training: a fused attention kernel"). The engine's prefill runs it too
-// (chunk_attention, cached_attention): 2.6-8x the explicit path's tokens/s
+// (chunk_attention, cached_attention): 1.2-7.4x the explicit path's tokens/s
 // on 512-2048-token prompts ("Engine prefill on the fused attention kernel").
 //
 // Numerics: scores are dot products over the head dim in order, scaled once;
