@@ -106,6 +106,19 @@ std::vector<int32_t> greedy_without_cache(model::TransformerLM& m, std::vector<i
   return out;
 }
 
+// Log-probs [T, vocab] of a fresh full forward over prompt + generated
+// tokens (what the trainer recomputes); row t-1 predicts token t.
+torch::Tensor full_forward_logprobs(model::TransformerLM& m, const std::vector<int32_t>& prompt,
+                                    const std::vector<int32_t>& generated, std::vector<int64_t>& seq) {
+  torch::NoGradGuard g;
+  seq.assign(prompt.begin(), prompt.end());
+  seq.insert(seq.end(), generated.begin(), generated.end());
+  const int64_t T = static_cast<int64_t>(seq.size());
+  auto logits = m->forward(torch::tensor(seq).unsqueeze(0), torch::arange(T).unsqueeze(0),
+                           torch::ones({1, T}, torch::kBool))[0];
+  return torch::log_softmax(logits, -1);
+}
+
 std::shared_ptr<const text::Tokenizer> tok() { return std::make_shared<ByteTokenizer>(); }
 
 }  // namespace
@@ -143,15 +156,10 @@ TEST(GenerationEngine, FusedAttentionKernelGivesTheTokensAndLogprobsOfUncachedDe
   std::vector<GenerationRequest> reqs;
   for (int i = 0; i < 5; ++i) reqs.push_back(greedy(prompt_of(20 + 19 * i, i), 10));
   auto together = e.generate_batch(reqs);
-  torch::NoGradGuard g;
   for (size_t i = 0; i < reqs.size(); ++i) {
     EXPECT_EQ(together[i].tokens, greedy_without_cache(m, reqs[i].prompt, reqs[i].max_new_tokens)) << "request " << i;
-    std::vector<int64_t> seq(reqs[i].prompt.begin(), reqs[i].prompt.end());
-    seq.insert(seq.end(), together[i].tokens.begin(), together[i].tokens.end());
-    const int64_t T = static_cast<int64_t>(seq.size());
-    auto logp = torch::log_softmax(m->forward(torch::tensor(seq).unsqueeze(0), torch::arange(T).unsqueeze(0),
-                                              torch::ones({1, T}, torch::kBool))[0],
-                                   -1);
+    std::vector<int64_t> seq;
+    auto logp = full_forward_logprobs(m, reqs[i].prompt, together[i].tokens, seq);
     for (size_t j = 0; j < together[i].tokens.size(); ++j) {
       const int64_t t = static_cast<int64_t>(reqs[i].prompt.size() + j);
       EXPECT_NEAR(together[i].logprobs[j], logp[t - 1][seq[t]].item<float>(), 1e-4) << "request " << i << ", " << j;
@@ -168,13 +176,8 @@ TEST(GenerationEngine, LogprobsAndEntropiesEqualAFreshFullForward) {
   r.sampling.seed = 42;  // temperature 1 sampling
   auto res = e.submit(r).get();
   ASSERT_FALSE(res.tokens.empty());
-  std::vector<int64_t> seq(r.prompt.begin(), r.prompt.end());
-  seq.insert(seq.end(), res.tokens.begin(), res.tokens.end());
-  const int64_t T = static_cast<int64_t>(seq.size());
-  torch::NoGradGuard g;
-  auto logits = m->forward(torch::tensor(seq).unsqueeze(0), torch::arange(T).unsqueeze(0),
-                           torch::ones({1, T}, torch::kBool))[0];
-  auto logp = torch::log_softmax(logits, -1);
+  std::vector<int64_t> seq;
+  auto logp = full_forward_logprobs(m, r.prompt, res.tokens, seq);
   for (size_t i = 0; i < res.tokens.size(); ++i) {
     const int64_t t = static_cast<int64_t>(r.prompt.size() + i);  // token t predicted at t-1
     EXPECT_NEAR(res.logprobs[i], logp[t - 1][seq[t]].item<float>(), 1e-4) << i;
