@@ -108,6 +108,12 @@ torch::Tensor attend_block(const torch::Tensor& qb, const torch::Tensor& kb, con
   return torch::matmul(probs, vb).view({B, Hkv, G, n, D});
 }
 
+// agentrl's fused kernel where it is chosen and handles q's dtype and
+// device (CPU float32); elsewhere the explicit path.
+bool runs_fused(AttentionKernel kernel, const torch::Tensor& q) {
+  return kernel == AttentionKernel::kFused && detail::fused_attention_supported(q);
+}
+
 // Attention in blocks of queries; `causal`: query i sits at position i, so
 // block [s, s+n) sees keys [0, s+n) only and the later keys are skipped.
 torch::Tensor blocked_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
@@ -115,8 +121,7 @@ torch::Tensor blocked_attention(const torch::Tensor& q, const torch::Tensor& k, 
                                 AttentionKernel kernel) {
   // agentrl's fused kernel tiles the keys itself and skips the tiles the
   // mask leaves out, causal or not; elsewhere (not CPU float32) the explicit path.
-  if (kernel == AttentionKernel::kFused && detail::fused_attention_supported(q))
-    return detail::fused_attention(q, k, v, allowed);
+  if (runs_fused(kernel, q)) return detail::fused_attention(q, k, v, allowed);
   const int64_t B = q.size(0), Hq = q.size(1), Q = q.size(2), D = q.size(3);
   const int64_t Hkv = k.size(1), G = Hq / Hkv;
   auto qg = q.reshape({B, Hkv, G, Q, D});
@@ -154,9 +159,8 @@ torch::Tensor cached_attention(const torch::Tensor& q, const torch::Tensor& k, c
     const auto i64 = torch::TensorOptions().dtype(torch::kInt64).device(q.device());
     return torch::arange(L, i64).unsqueeze(0) <= torch::arange(past, L, i64).unsqueeze(1);  // [n, L]
   };
-  if (kernel == AttentionKernel::kFused && detail::fused_attention_supported(q.unsqueeze(0)))
-    return detail::fused_attention(q.unsqueeze(0), k.unsqueeze(0), v.unsqueeze(0), causal_mask().unsqueeze(0))
-        .squeeze(0);
+  if (auto q4 = q.unsqueeze(0); runs_fused(kernel, q4))
+    return detail::fused_attention(q4, k.unsqueeze(0), v.unsqueeze(0), causal_mask().unsqueeze(0)).squeeze(0);
   if (kernel == AttentionKernel::kSdpa) {
     auto allowed = causal_mask();
     auto out = attend_block(q.reshape({1, Hkv, G * n, D}), k.unsqueeze(0), v.unsqueeze(0), allowed.unsqueeze(0), G,
@@ -235,7 +239,7 @@ torch::Tensor chunk_attention(const torch::Tensor& q, const torch::Tensor& k_cac
   // agentrl's fused kernel, as the trainer's forward runs it: no [Q, L]
   // score tensor, and key tiles no query of a chunk's row block sees (the
   // cache beyond the chunk's end) are skipped.
-  if (kernel == AttentionKernel::kFused && detail::fused_attention_supported(q)) {
+  if (runs_fused(kernel, q)) {
     auto out = detail::fused_attention(q.permute({0, 2, 1, 3}), k, v, hidden.logical_not());  // [S, Hq, Q, D]
     return out.permute({0, 2, 1, 3}).reshape({S, Q, Hq, D});
   }
