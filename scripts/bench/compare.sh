@@ -2,7 +2,7 @@
 # Generation compute side by side (issue #20): agentrl's engine against the
 # HF-style Python loop on the same LibTorch (scripts/bench/python_generate_ref.py)
 # and against the machine's GEMM peak, in one go, with the ratios.
-#   scripts/bench/compare.sh [--shape tiny|qwen0.5b] [--rounds N] [--build DIR] [--before LIBDIR]
+#   scripts/bench/compare.sh [--shape tiny|qwen0.5b] [--rounds N] [--build DIR] [--before LIBDIR] [--long]
 # Builds the benchmark binaries it needs in DIR (default build/), then:
 #   1. the GEMM peak (model_bench BM_Matmul, 512-row products of the 0.5B MLP),
 #   2. the tensor ops of one decode step at batch 1, 8, 64 and the pure matmul
@@ -14,7 +14,10 @@
 # each ratio from the same round). --before LIBDIR: each round also runs the
 # engine benchmark against the agentrl libraries in LIBDIR (the build folder
 # of an earlier commit, via LD_LIBRARY_PATH; its own engine_bench if LIBDIR
-# holds one), for a before/after column.
+# holds one), for a before/after column. --long (tiny shape): each round also
+# prefills long prompts, 1 x 2048, 8 x 512 and 8 x 64 tokens (engine_bench
+# BM_EnginePrefill, the contexts of the WebShop and ALFWorld recipes) against
+# the Python loop at the same batch and prompt length, for a second table.
 # OMP_NUM_THREADS defaults to all cores.
 # Run it on an otherwise idle machine and note the load it prints.
 set -euo pipefail
@@ -23,14 +26,16 @@ shape=tiny
 rounds=3
 build=build
 before=
+long=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --shape) shape="$2"; shift 2 ;;
     --rounds) rounds="$2"; shift 2 ;;
     --build) build="$2"; shift 2 ;;
     --before) before="$(cd "$2" && pwd)"; shift 2 ;;
-    -h|--help) sed -n 2,19p "$0"; exit 0 ;;
-    *) echo "compare: unknown argument '$1' (expected --shape, --rounds, --build or --before)" >&2; exit 2 ;;
+    --long) long=1; shift ;;
+    -h|--help) sed -n 2,22p "$0"; exit 0 ;;
+    *) echo "compare: unknown argument '$1' (expected --shape, --rounds, --build, --before or --long)" >&2; exit 2 ;;
   esac
 done
 case "$shape" in
@@ -38,6 +43,7 @@ case "$shape" in
   qwen0.5b) which=1; batches="1 8"; new=8; floor="BM_DecodeMatmulFloor/1/" ;;
   *) echo "compare: --shape $shape: expected tiny or qwen0.5b" >&2; exit 2 ;;
 esac
+[[ "$long" == 0 || "$shape" == tiny ]] || { echo "compare: --long measures the tiny shape only (got --shape $shape)" >&2; exit 2; }
 [[ "$rounds" =~ ^[1-9][0-9]*$ ]] || { echo "compare: --rounds $rounds: expected a positive integer" >&2; exit 2; }
 cd "$ROOT"
 [[ -z "$before" || -f "$before/libagentrl_model.so" ]] || { echo "compare: --before $before holds no libagentrl_model.so" >&2; exit 2; }
@@ -69,6 +75,13 @@ for r in $(seq "$rounds"); do
   fi
   # shellcheck disable=SC2086  # batches is a list of numbers
   "$PY" scripts/bench/python_generate_ref.py --shape "$shape" --batch $batches --new "$new" > "$out/python_$r.txt"
+  if [[ "$long" == 1 ]]; then
+    "$build/engine_bench" --benchmark_filter='BM_EnginePrefill/0/' "${json[@]}" > "$out/long_engine_$r.json"
+    for bp in "1 2048" "8 512" "8 64"; do
+      read -r b p <<< "$bp"
+      "$PY" scripts/bench/python_generate_ref.py --shape tiny --batch "$b" --prompt "$p" --new 2
+    done > "$out/long_python_$r.txt"
+  fi
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 "$PY" scripts/bench/compare_table.py "$out" "$which"

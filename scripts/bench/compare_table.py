@@ -7,12 +7,15 @@ DIR holds gemm.json (model_bench BM_Matmul), ops.json (engine_bench
 BM_DecodeStepOps and BM_DecodeMatmulFloor), engine_R.json (engine_bench
 BM_Engine, Google Benchmark's JSON) and python_R.txt
 (python_generate_ref.py's lines) for rounds R = 1, 2, ..., and before_R.json
-(BM_Engine against earlier libraries) when compare.sh had --before; SHAPE_INDEX is
+(BM_Engine against earlier libraries) when compare.sh had --before, and
+long_engine_R.json (BM_EnginePrefill) with long_python_R.txt when it had
+--long; SHAPE_INDEX is
 the benchmarks' shape argument (0 tiny, 1 the 0.5B shape). Prints the GEMM
 peak, the decode-step op counts, and per batch size the engine's and the
 Python loop's prefill and decode tokens/s (medians over rounds) with their
 ratio (median and range over rounds, each from one round), and the decode
-step against its pure matmul time where that was measured.
+step against its pure matmul time where that was measured; with --long's
+files, also prefill tokens/s per batch x prompt length on both sides.
 """
 import json
 import re
@@ -52,6 +55,32 @@ def python_round(path):
     return out
 
 
+def long_rounds(d, n):
+    """Per round, {(batch, prompt): (engine prefill tok/s, Python prefill tok/s)}."""
+    out = []
+    for r in range(1, n + 1):
+        eng = {tuple(args_of(b["name"])[1:3]): b["prefill_tok/s"] for b in benchmarks(d / f"long_engine_{r}.json")}
+        py = {}
+        for line in (d / f"long_python_{r}.txt").read_text().splitlines():
+            m = re.search(r"batch=(\d+) prompt=(\d+) .*prefill_tok/s=([\d.]+)", line)
+            if m:
+                py[(int(m.group(1)), int(m.group(2)))] = float(m.group(3))
+        out.append({k: (eng[k], py[k]) for k in eng if k in py})
+    return out
+
+
+def print_long(rounds):
+    print("\nlong prompts (--long): prefill tokens/s, medians over rounds; ratio median (min-max) over rounds\n")
+    print("| batch x prompt | prefill engine | prefill Python | engine / Python |")
+    print("|---|---|---|---|")
+    for k in sorted(rounds[0], key=lambda k: (-k[1], k[0])):
+        e = [r[k][0] for r in rounds]
+        p = [r[k][1] for r in rounds]
+        rs = [a / b for a, b in zip(e, p)]
+        print(f"| {k[0]} x {k[1]} | {statistics.median(e):,.0f} | {statistics.median(p):,.0f} "
+              f"| {statistics.median(rs):.2f}x ({min(rs):.2f}-{max(rs):.2f}) |")
+
+
 def ratio_cell(rounds_e, rounds_p, batch, key):
     rs = [e[batch][key] / p[batch][key] for e, p in zip(rounds_e, rounds_p)]
     med = statistics.median(rs)
@@ -88,6 +117,8 @@ def main():
         print(f"| {b} | {med(eng, b, 'prefill'):,.0f} | {med(py, b, 'prefill'):,.0f} | {ratio_cell(eng, py, b, 'prefill')} "
               f"| {med(eng, b, 'decode'):,.1f} | {med(py, b, 'decode'):,.1f} | {ratio_cell(eng, py, b, 'decode')} "
               f"| {step:.2f} | {f'{floor:.2f}' if floor else '-'} | {f'{step / floor:.2f}x' if floor else '-'} |")
+    if (d / "long_engine_1.json").exists():
+        print_long(long_rounds(d, n))
     if (d / "before_1.json").exists():
         old = [engine_round(d / f"before_{r}.json") for r in range(1, n + 1)]
         print("\nthe engine against the --before libraries, same rounds\n")
