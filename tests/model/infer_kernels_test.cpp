@@ -182,3 +182,38 @@ TEST(FusedCachedForward, EveryKindOfStepEqualsTheAtenPath) {
     }
   }
 }
+
+// A fused step of more rows than one block (512): the step runs block after
+// block, a long segment split between blocks; the result and the caches are
+// the ATen path's, which runs the step at once.
+TEST(FusedCachedForward, AStepOfManyRowsInBlocksEqualsTheAtenPath) {
+  auto a = tiny_args("qwen2");
+  auto m = tiny_model(a);
+  torch::NoGradGuard g;
+  KvCache fused(a, 5, 720, torch::kFloat32, torch::kCPU), plain(a, 5, 720, torch::kFloat32, torch::kCPU);
+  auto seq = [&](int i, int64_t n) { return random_ids(1, n, a.vocab_size, 70 + i)[0]; };
+  auto v = seq(0, 700), w = seq(1, 300), x = seq(2, 400), y = seq(3, 2), z = seq(4, 250);
+  // Earlier tokens of v and y in the cache: the big step continues them.
+  for (auto* c : {&fused, &plain}) {
+    m->forward_cached(torch::cat({v.narrow(0, 0, 100), y.narrow(0, 0, 1)}), {{0, 0, 100}, {3, 0, 1}}, *c, 1,
+                      c == &fused);
+  }
+  // 1551 rows: blocks of 512 split v's 600 new rows and w's and x's.
+  const std::vector<CacheSegment> segs = {{0, 100, 600}, {1, 0, 300}, {3, 1, 1}, {2, 0, 400}, {4, 0, 250}};
+  auto tokens = torch::cat({v.narrow(0, 100, 600), w, y.narrow(0, 1, 1), x, z});
+  auto got = m->forward_cached(tokens, segs, fused, 1, /*fused_cpu=*/true);
+  auto want = m->forward_cached(tokens, segs, plain, 1, /*fused_cpu=*/false);
+  ASSERT_EQ(got.sizes(), want.sizes());
+  EXPECT_LT(max_abs_diff(got, want), 2e-5);
+  for (int64_t l = 0; l < a.num_hidden_layers; ++l) {
+    for (const auto& s : segs) {
+      const int64_t n = s.start + s.length;
+      EXPECT_LT(max_abs_diff(fused.keys(l)[s.slot].narrow(1, 0, n), plain.keys(l)[s.slot].narrow(1, 0, n)), 2e-5)
+          << "layer " << l << " slot " << s.slot;
+      EXPECT_LT(max_abs_diff(fused.values(l)[s.slot].narrow(1, 0, n), plain.values(l)[s.slot].narrow(1, 0, n)), 2e-5)
+          << "layer " << l << " slot " << s.slot;
+    }
+  }
+  // The token count must still match the segments.
+  EXPECT_THROW(m->forward_cached(tokens.narrow(0, 0, 1550), segs, fused, 1, true), c10::Error);
+}

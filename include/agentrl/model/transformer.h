@@ -146,7 +146,10 @@ class TransformerLMImpl : public torch::nn::Module {
   // (src/model/infer_kernels.h: one op each instead of several ATen ops),
   // and the weight products of a step of at most 64 rows on the few-row
   // kernel (src/model/few_rows_linear.h; not for unmerged LoRA layers);
-  // equal to the ATen path up to float rounding. false: the ATen ops only.
+  // a step of more than 512 rows runs as blocks of at most 512 (a segment
+  // split between blocks as chunked prefill splits it), which keeps a
+  // layer's activations in the caches; equal to the ATen path up to float
+  // rounding. false: the ATen ops only, the whole step at once.
   torch::Tensor forward_cached(const torch::Tensor& tokens, const std::vector<CacheSegment>& segments,
                                KvCache& cache, int64_t decode_kv_multiple = 1, bool fused_cpu = true);
 
