@@ -560,6 +560,7 @@ torch::Tensor forward_cached_in_blocks(TransformerLMImpl& m, const torch::Tensor
     ends.clear();
   };
   for (const auto& s : segments) {
+    TORCH_CHECK(s.length >= 1, "forward_cached: a segment of ", s.length, " tokens (expected >= 1)");
     for (int64_t done = 0; done < s.length;) {
       if (rows == block) run_block();
       const int64_t n = std::min(s.length - done, block - rows);

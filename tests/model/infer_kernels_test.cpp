@@ -216,4 +216,7 @@ TEST(FusedCachedForward, AStepOfManyRowsInBlocksEqualsTheAtenPath) {
   }
   // The token count must still match the segments.
   EXPECT_THROW(m->forward_cached(tokens.narrow(0, 0, 1550), segs, fused, 1, true), c10::Error);
+  auto with_empty = segs;
+  with_empty.push_back({0, 700, 0});
+  EXPECT_THROW(m->forward_cached(tokens, with_empty, fused, 1, true), c10::Error);  // a segment of no tokens
 }
