@@ -544,7 +544,8 @@ constexpr int64_t kCachedRowBlock = 512;
 // order; a segment longer than the room left in a block is split into
 // pieces, as chunked prefill splits a prompt (a later piece attends to the
 // keys the earlier ones wrote). Returns the final hidden state at the last
-// row of each segment, [S, H], as one call would.
+// row of each segment, [S, H], as one call would. The caller has checked the
+// segments against the tokens and the cache.
 torch::Tensor forward_cached_in_blocks(TransformerLMImpl& m, const torch::Tensor& tokens,
                                        const std::vector<CacheSegment>& segments, KvCache& cache, int64_t block) {
   std::vector<torch::Tensor> parts;
@@ -560,7 +561,6 @@ torch::Tensor forward_cached_in_blocks(TransformerLMImpl& m, const torch::Tensor
     ends.clear();
   };
   for (const auto& s : segments) {
-    TORCH_CHECK(s.length >= 1, "forward_cached: a segment of ", s.length, " tokens (expected >= 1)");
     for (int64_t done = 0; done < s.length;) {
       if (rows == block) run_block();
       const int64_t n = std::min(s.length - done, block - rows);
@@ -571,7 +571,6 @@ torch::Tensor forward_cached_in_blocks(TransformerLMImpl& m, const torch::Tensor
     }
   }
   if (rows > 0) run_block();
-  TORCH_CHECK(first_row == tokens.numel(), "forward_cached: token count != sum of lengths");
   return parts.size() == 1 ? parts[0] : torch::cat(parts, 0);
 }
 
@@ -582,9 +581,6 @@ torch::Tensor TransformerLMImpl::forward_cached(const torch::Tensor& tokens, con
   torch::NoGradGuard no_grad;
   const auto dt = dtype();
   const auto dev = device();
-  if (fused_cpu && decode_kv_multiple == 1 && dt == torch::kFloat32 && dev.is_cpu() &&
-      tokens.numel() > kCachedRowBlock)
-    return forward_cached_in_blocks(*this, tokens, segments, cache, kCachedRowBlock);
   std::vector<int64_t> pos;
   std::vector<int64_t> last_rows;
   for (const auto& s : segments) {
@@ -594,6 +590,10 @@ torch::Tensor TransformerLMImpl::forward_cached(const torch::Tensor& tokens, con
     last_rows.push_back(static_cast<int64_t>(pos.size()) - 1);
   }
   TORCH_CHECK(static_cast<int64_t>(pos.size()) == tokens.numel(), "forward_cached: token count != sum of lengths");
+  // After the checks above: a bad step fails before any block writes the cache.
+  if (fused_cpu && decode_kv_multiple == 1 && dt == torch::kFloat32 && dev.is_cpu() &&
+      tokens.numel() > kCachedRowBlock)
+    return forward_cached_in_blocks(*this, tokens, segments, cache, kCachedRowBlock);
   auto pos_t = torch::tensor(pos, torch::TensorOptions().dtype(torch::kInt64)).to(dev);
   auto inv = dt == torch::kFloat64 ? rope_inv_freq(args_, effective_head_dim(args_), torch::kFloat64).to(dev) : inv_freq_;
   auto [cos, sin] = rope_cos_sin(pos_t, inv, dt);  // [N,D]

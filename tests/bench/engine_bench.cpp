@@ -21,11 +21,11 @@
 
 #include "../../src/model/few_rows_linear.h"
 #include "../../src/model/infer_kernels.h"
-#include "agentrl/core/malloc_tuning.h"
 #include "agentrl/model/intra_op_team.h"
 #include "agentrl/model/sampler.h"
 #include "agentrl/rollout/generation_engine.h"
 #include "bench_models.h"
+#include "tuned_benchmark_main.h"
 
 using namespace agentrl;
 using namespace agentrl::model;
@@ -352,15 +352,4 @@ void BM_ParallelRegion(benchmark::State& state) {
 }
 BENCHMARK(BM_ParallelRegion)->UseRealTime()->Arg(1)->Arg(0)->Unit(benchmark::kMicrosecond);
 
-// glibc malloc tuned as the agentrl binary tunes it (core/malloc_tuning.h;
-// AGENTRL_MALLOC_TUNING=0 keeps glibc's defaults): without it the first
-// steps of a large batch pay a page fault per 4 KiB of their activations,
-// which the engine inside `agentrl train` does not.
-int main(int argc, char** argv) {
-  agentrl::tune_malloc_for_tensor_reuse();
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
-}
+AGENTRL_TUNED_BENCHMARK_MAIN()

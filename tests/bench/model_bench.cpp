@@ -20,10 +20,10 @@
 #include <cstdlib>
 #include <string>
 
-#include "agentrl/core/malloc_tuning.h"
 #include "agentrl/model/logprobs.h"
 #include "agentrl/model/transformer.h"
 #include "bench_models.h"
+#include "tuned_benchmark_main.h"
 
 using namespace agentrl::model;
 
@@ -237,11 +237,4 @@ BENCHMARK(BM_TrainStep)
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  agentrl::tune_malloc_for_tensor_reuse();  // as the agentrl binary (unless AGENTRL_MALLOC_TUNING=0)
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
-}
+AGENTRL_TUNED_BENCHMARK_MAIN()

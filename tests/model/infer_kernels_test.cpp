@@ -214,9 +214,21 @@ TEST(FusedCachedForward, AStepOfManyRowsInBlocksEqualsTheAtenPath) {
           << "layer " << l << " slot " << s.slot;
     }
   }
-  // The token count must still match the segments.
-  EXPECT_THROW(m->forward_cached(tokens.narrow(0, 0, 1550), segs, fused, 1, true), c10::Error);
+  // Bad steps fail with the one-step path's messages, before any block writes
+  // the cache: too few tokens, and a segment of no tokens.
+  auto fails_with = [&](const torch::Tensor& t, const std::vector<CacheSegment>& s, const std::string& message) {
+    auto before = fused.keys(0).clone();
+    try {
+      m->forward_cached(t, s, fused, 1, true);
+      ADD_FAILURE() << "no error; expected: " << message;
+    } catch (const c10::Error& e) {
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+    }
+    // As bits: unwritten cache memory may hold NaNs, which never equal themselves.
+    EXPECT_TRUE(torch::equal(fused.keys(0).view(torch::kInt32), before.view(torch::kInt32))) << message;
+  };
+  fails_with(tokens.narrow(0, 0, 1550), segs, "forward_cached: token count != sum of lengths");
   auto with_empty = segs;
   with_empty.push_back({0, 700, 0});
-  EXPECT_THROW(m->forward_cached(tokens, with_empty, fused, 1, true), c10::Error);  // a segment of no tokens
+  fails_with(tokens, with_empty, "forward_cached: segment exceeds the KV slot capacity");
 }
