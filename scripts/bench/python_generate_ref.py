@@ -13,7 +13,8 @@ batching, no Python overhead) from the math library.
   python3 scripts/bench/python_generate_ref.py --shape qwen0.5b --batch 1 8 --new 8
   python3 scripts/bench/python_generate_ref.py --shape tiny --batch 8 --new 2 --prompt 512   # engine_bench BM_EnginePrefill/0/8/512
 
-Prints one line per batch size: prefill tokens/s and decode tokens/s.
+Prints one line per batch size: prefill tokens/s (the mean over prefill calls repeated for at least
+--prefill-seconds) and decode tokens/s.
 """
 import argparse
 import math
@@ -91,18 +92,24 @@ class Model:
         return torch.nn.functional.linear(x, self.lm_head), new_past
 
 
-def run(m, B, n, prompt=64):
+def run(m, B, n, prompt=64, prefill_seconds=0.0):
+    """Prefill tokens/s (the prompt's forward repeated for at least prefill_seconds, as engine_bench's
+    BM_Engine repeats its prefill), then decode tokens/s of n - 1 steps."""
     ids = (torch.arange(B)[:, None] * 131 + torch.arange(prompt)[None] * 7) % m.s["vocab"]
     with torch.no_grad():
-        t0 = time.perf_counter()
-        logits, past = m.forward(ids, torch.arange(prompt).expand(B, prompt), None)
-        t1 = time.perf_counter()
+        calls, t0 = 0, time.perf_counter()
+        while True:
+            logits, past = m.forward(ids, torch.arange(prompt).expand(B, prompt), None)
+            calls += 1
+            t1 = time.perf_counter()
+            if t1 - t0 >= prefill_seconds:
+                break
         tok = logits.argmax(-1, keepdim=True)
         for i in range(n - 1):
             logits, past = m.forward(tok, torch.full((B, 1), prompt + i), past)
             tok = logits.argmax(-1, keepdim=True)
         t2 = time.perf_counter()
-    return B * prompt / (t1 - t0), B * (n - 1) / (t2 - t1)
+    return B * prompt * calls / (t1 - t0), B * (n - 1) / (t2 - t1)
 
 
 def main():
@@ -111,11 +118,13 @@ def main():
     ap.add_argument("--batch", type=int, nargs="+", default=[1, 8, 32, 64])
     ap.add_argument("--new", type=int, default=64)
     ap.add_argument("--prompt", type=int, default=64, help="prompt tokens per sequence")
+    ap.add_argument("--prefill-seconds", type=float, default=0.5,
+                    help="repeat the prefill for at least this long and report the mean (0: one call)")
     a = ap.parse_args()
     m = Model(SHAPES[a.shape])
     for B in a.batch:
         run(m, B, 2, min(a.prompt, 64))  # untimed warm-up, as engine_bench does
-        pf, dc = run(m, B, a.new, a.prompt)
+        pf, dc = run(m, B, a.new, a.prompt, a.prefill_seconds)
         print(f"shape={a.shape} batch={B} prompt={a.prompt} new={a.new} prefill_tok/s={pf:.1f} decode_tok/s={dc:.1f} threads={torch.get_num_threads()}")
 
 

@@ -1,5 +1,7 @@
 #include "agentrl/model/transformer.h"
 
+#include <ATen/Parallel.h>
+
 #include <optional>
 
 #include <algorithm>
@@ -442,20 +444,12 @@ StepPlan step_plan(const std::vector<CacheSegment>& segments, int64_t num_heads,
   return p;
 }
 
-// One layer's attention of a cached step: the new keys and values go into
-// the cache, then the rows attend as the plan says.
-// q [N, Hq, D], k/v [N, Hkv, D] -> [N, Hq * D].
-torch::Tensor cached_step_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
-                                    torch::Tensor& K, torch::Tensor& V, const std::vector<CacheSegment>& segments,
-                                    const StepPlan& plan, AttentionKernel kernel, bool fused) {
-  using torch::indexing::Slice;
+// The attention of a cached step's rows, as the plan says, over keys and
+// values that already hold the step's own. q [N, Hq, D] -> [N, Hq * D].
+torch::Tensor attend_step(const torch::Tensor& q, const torch::Tensor& K, const torch::Tensor& V,
+                          const std::vector<CacheSegment>& segments, const StepPlan& plan, AttentionKernel kernel,
+                          bool fused) {
   const int64_t N = q.size(0), Hq = q.size(1), D = q.size(2), width = Hq * D;
-  if (fused) {
-    detail::kv_write(K, V, k, v, plan.host_slots, plan.host_positions);
-  } else {
-    K.index_put_({plan.slots, Slice(), plan.positions}, k);
-    V.index_put_({plan.slots, Slice(), plan.positions}, v);
-  }
   const auto& dec = plan.dec;
   auto attend_decode = [&](const torch::Tensor& qd) {
     return fused ? detail::decode_attention(qd, K, V, dec.host_slots, dec.lengths)
@@ -482,6 +476,22 @@ torch::Tensor cached_step_attention(const torch::Tensor& q, const torch::Tensor&
     out.narrow(0, off, s.length).copy_(o.transpose(0, 1).reshape({s.length, width}));
   }
   return out;
+}
+
+// One layer's attention of a cached step: the new keys and values go into
+// the cache, then the rows attend as the plan says.
+// q [N, Hq, D], k/v [N, Hkv, D] -> [N, Hq * D].
+torch::Tensor cached_step_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                                    torch::Tensor& K, torch::Tensor& V, const std::vector<CacheSegment>& segments,
+                                    const StepPlan& plan, AttentionKernel kernel, bool fused) {
+  using torch::indexing::Slice;
+  if (fused) {
+    detail::kv_write(K, V, k, v, plan.host_slots, plan.host_positions);
+  } else {
+    K.index_put_({plan.slots, Slice(), plan.positions}, k);
+    V.index_put_({plan.slots, Slice(), plan.positions}, v);
+  }
+  return attend_step(q, K, V, segments, plan, kernel, fused);
 }
 
 // A Dense layer of a fused cached step: a step of few rows (decode) goes to
@@ -529,6 +539,79 @@ torch::Tensor cached_layer_fused(DecoderLayer& layer, torch::Tensor& h, const to
   auto& mlp = layer->mlp;
   return dense_fused(mlp->down_proj, detail::silu_mul(dense_fused(mlp->gate_proj, x).contiguous(),
                                                       dense_fused(mlp->up_proj, x).contiguous()));
+}
+
+// Rows per intra-op thread, at the least, for a fused CPU cached step to run
+// its layers split by rows (cached_layer_rows); a step of fewer rows splits
+// each product over its output features instead. See split_parts.
+constexpr int64_t kRowSplitMinRows = 16;
+
+// How many row ranges a fused CPU cached step of N rows runs its layers in:
+// one per intra-op thread when each gets at least kRowSplitMinRows rows,
+// else 1 (no split). Why: a step of tens of rows (the prefill of a prompt,
+// a decode step of a large batch) is one parallel region per op on the
+// column path, about ten per layer, and the second thread waited in
+// libgomp for ~40% of a 64-token prefill (perf, docs/benchmarks.md
+// "Engine: layers split by rows"); split by rows, each thread runs a layer
+// half (norm, projections, rope and the key/value writes; or the output
+// projection, norm and MLP) on its own rows with no barrier inside.
+int64_t split_parts(int64_t N) {
+  if (at::in_parallel_region()) return 1;
+  return std::max<int64_t>(1, std::min<int64_t>(at::get_num_threads(), N / kRowSplitMinRows));
+}
+
+// f(r0, r1) for N rows in `parts` contiguous ranges, one range per
+// intra-op thread, each with grad mode off (a worker thread's own mode is
+// on). The kernels f calls run inline (a parallel region inside another
+// runs on the calling thread; OpenBLAS's sgemm too).
+template <typename F>
+void over_row_ranges(int64_t N, int64_t parts, const F& f) {
+  at::parallel_for(0, parts, 1, [&](int64_t p0, int64_t p1) {
+    torch::NoGradGuard no_grad;
+    for (int64_t p = p0; p < p1; ++p) f(N * p / parts, N * (p + 1) / parts);
+  });
+}
+
+// cached_layer_fused with the layer's row-wise work split by rows into
+// `parts` ranges (split_parts): two parallel regions around the attention,
+// which keeps its own split (heads and queries). Each row's result is the
+// one a step of its range's rows alone would give (the few-row kernel's
+// panel form or sgemm per range), not always the bits of the column path.
+torch::Tensor cached_layer_rows(DecoderLayer& layer, torch::Tensor& h, const torch::Tensor& pending,
+                                const torch::Tensor& cos, const torch::Tensor& sin, KvCache& cache, int64_t l,
+                                const std::vector<CacheSegment>& segments, const StepPlan& plan, int64_t parts) {
+  auto& attn = layer->self_attn;
+  const int64_t N = h.size(0);
+  auto q = torch::empty({N, attn->num_heads, attn->head_dim}, h.options());
+  auto& K = cache.keys(l);
+  auto& V = cache.values(l);
+  const auto& n1 = layer->input_layernorm;
+  over_row_ranges(N, parts, [&](int64_t r0, int64_t r1) {
+    const int64_t n = r1 - r0;
+    auto hr = h.narrow(0, r0, n);
+    auto x = pending.defined() ? detail::add_rms_norm_(hr, pending.narrow(0, r0, n), n1->weight, n1->eps)
+                               : detail::rms_norm(hr, n1->weight, n1->eps);
+    torch::Tensor qr, kr, vr;
+    project_fused(attn, x, cos.narrow(0, r0, n), sin.narrow(0, r0, n), qr, kr, vr);
+    q.narrow(0, r0, n).copy_(qr);
+    const std::vector<int64_t> slots(plan.host_slots.begin() + r0, plan.host_slots.begin() + r1);
+    const std::vector<int64_t> positions(plan.host_positions.begin() + r0, plan.host_positions.begin() + r1);
+    detail::kv_write(K, V, kr, vr, slots, positions);
+  });
+  const auto rows = attend_step(q, K, V, segments, plan, attn->kernel, true).contiguous();
+  auto out = torch::empty_like(h);  // this layer's MLP output
+  const auto& n2 = layer->post_attention_layernorm;
+  auto& mlp = layer->mlp;
+  over_row_ranges(N, parts, [&](int64_t r0, int64_t r1) {
+    const int64_t n = r1 - r0;
+    auto hr = h.narrow(0, r0, n);
+    auto x = detail::add_rms_norm_(hr, dense_fused(attn->o_proj, rows.narrow(0, r0, n)).contiguous(), n2->weight,
+                                   n2->eps);
+    out.narrow(0, r0, n).copy_(dense_fused(
+        mlp->down_proj,
+        detail::silu_mul(dense_fused(mlp->gate_proj, x).contiguous(), dense_fused(mlp->up_proj, x).contiguous())));
+  });
+  return out;
 }
 
 // Rows per block of a fused CPU cached step: a step of more rows (the
@@ -607,9 +690,12 @@ torch::Tensor TransformerLMImpl::forward_cached(const torch::Tensor& tokens, con
       step_plan(segments, args_.num_attention_heads, dev, decode_kv_multiple, cache.capacity(), fused);
   if (fused) {
     torch::Tensor pending;
-    for (size_t l = 0; l < model->layers.size(); ++l)
-      pending = cached_layer_fused(model->layers[l], h, pending, cos, sin, cache, static_cast<int64_t>(l), segments,
-                                   plan);
+    const int64_t parts = split_parts(h.size(0));
+    for (size_t l = 0; l < model->layers.size(); ++l) {
+      const auto li = static_cast<int64_t>(l);
+      pending = parts > 1 ? cached_layer_rows(model->layers[l], h, pending, cos, sin, cache, li, segments, plan, parts)
+                          : cached_layer_fused(model->layers[l], h, pending, cos, sin, cache, li, segments, plan);
+    }
     h.add_(pending);
     if (plan.dec.all) return detail::rms_norm(h, model->norm->weight, model->norm->eps);
     auto last = torch::tensor(last_rows, torch::TensorOptions().dtype(torch::kInt64));

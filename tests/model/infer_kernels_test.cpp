@@ -183,6 +183,59 @@ TEST(FusedCachedForward, EveryKindOfStepEqualsTheAtenPath) {
   }
 }
 
+// Steps of tens of rows run their layers split by rows, one range per
+// intra-op thread (transformer.cpp, cached_layer_rows; ranges cut through
+// segments): result and caches equal the ATen path's and the unsplit fused
+// path's (one thread) within float rounding, for every layout, at 2 and 3
+// threads.
+TEST(FusedCachedForward, StepsSplitByRowsEqualTheAtenAndUnsplitPaths) {
+  const int threads_before = at::get_num_threads();
+  for (const std::string type : {"qwen2", "qwen3", "llama"}) {
+    for (int threads : {2, 3}) {
+      auto a = tiny_args(type);
+      auto m = tiny_model(a);
+      torch::NoGradGuard g;
+      auto cache = [&] { return KvCache(a, 4, 64, torch::kFloat32, torch::kCPU); };
+      KvCache split = cache(), unsplit = cache(), plain = cache();
+      auto seq = [&](int i, int64_t n) { return random_ids(1, n, a.vocab_size, 90 + i)[0]; };
+      auto x = seq(0, 40), y = seq(1, 40), z = seq(2, 40), w = seq(3, 30);
+      struct Step {
+        torch::Tensor tokens;
+        std::vector<CacheSegment> segs;
+      };
+      const std::vector<Step> steps = {
+          {torch::cat({x.narrow(0, 0, 20), y.narrow(0, 0, 17)}), {{0, 0, 20}, {1, 0, 17}}},  // 37 rows of prefill
+          {torch::cat({x.narrow(0, 20, 1), y.narrow(0, 17, 12), z.narrow(0, 0, 30)}),        // decode, continued, new
+           {{0, 20, 1}, {1, 17, 12}, {2, 0, 30}}},
+          {torch::cat({x.narrow(0, 21, 1), y.narrow(0, 29, 11), z.narrow(0, 30, 10), w.narrow(0, 0, 30)}),  // 52
+           {{0, 21, 1}, {1, 29, 11}, {2, 30, 10}, {3, 0, 30}}},
+      };
+      for (size_t i = 0; i < steps.size(); ++i) {
+        at::set_num_threads(threads);
+        auto got = m->forward_cached(steps[i].tokens, steps[i].segs, split, 1, /*fused_cpu=*/true);
+        at::set_num_threads(1);
+        auto one = m->forward_cached(steps[i].tokens, steps[i].segs, unsplit, 1, /*fused_cpu=*/true);
+        auto want = m->forward_cached(steps[i].tokens, steps[i].segs, plain, 1, /*fused_cpu=*/false);
+        ASSERT_EQ(got.sizes(), want.sizes()) << type << " step " << i;
+        EXPECT_LT(max_abs_diff(got, want), 2e-5) << type << " threads " << threads << " step " << i;
+        EXPECT_LT(max_abs_diff(got, one), 2e-5) << type << " threads " << threads << " step " << i;
+        for (int64_t l = 0; l < a.num_hidden_layers; ++l) {
+          for (const auto& s : steps[i].segs) {
+            const int64_t n = s.start + s.length;
+            EXPECT_LT(max_abs_diff(split.keys(l)[s.slot].narrow(1, 0, n), plain.keys(l)[s.slot].narrow(1, 0, n)),
+                      2e-5)
+                << type << " step " << i << " layer " << l;
+            EXPECT_LT(
+                max_abs_diff(split.values(l)[s.slot].narrow(1, 0, n), plain.values(l)[s.slot].narrow(1, 0, n)), 2e-5)
+                << type << " step " << i << " layer " << l;
+          }
+        }
+      }
+    }
+  }
+  at::set_num_threads(threads_before);
+}
+
 // A fused step of more rows than one block (512): the step runs block after
 // block, a long segment split between blocks; the result and the caches are
 // the ATen path's, which runs the step at once.

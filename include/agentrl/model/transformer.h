@@ -148,8 +148,11 @@ class TransformerLMImpl : public torch::nn::Module {
   // kernel (src/model/few_rows_linear.h; not for unmerged LoRA layers);
   // a step of more than 512 rows runs as blocks of at most 512 (a segment
   // split between blocks as chunked prefill splits it), which keeps a
-  // layer's activations in the caches; equal to the ATen path up to float
-  // rounding. false: the ATen ops only, the whole step at once.
+  // layer's activations in the caches; a step (or block) of at least 16 rows
+  // per intra-op thread runs each layer split by rows, one range of rows per
+  // thread, instead of splitting each op (so its bits depend on the thread
+  // count); equal to the ATen path up to float rounding. false: the ATen
+  // ops only, the whole step at once.
   torch::Tensor forward_cached(const torch::Tensor& tokens, const std::vector<CacheSegment>& segments,
                                KvCache& cache, int64_t decode_kv_multiple = 1, bool fused_cpu = true);
 

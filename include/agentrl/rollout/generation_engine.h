@@ -39,7 +39,9 @@
 // chooses it): the engine drains, then runs exactly
 // that vector of requests admitted in vector order, with a step schedule that
 // depends only on the requests (and the kept caches, which themselves depend
-// only on earlier calls): the same calls give bit-identical results. Other
+// only on earlier calls): the same calls give bit-identical results (on
+// the same number of intra-op threads: the fused CPU path splits a step of
+// tens of rows by threads, model/transformer.h). Other
 // submissions wait until the batch is done. Deterministic mode is slower when
 // requests would otherwise overlap with environment time.
 //
