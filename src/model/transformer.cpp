@@ -520,25 +520,40 @@ void project_fused(Attention& attn, const torch::Tensor& x, const torch::Tensor&
   detail::rope_(k, cos, sin);
 }
 
-// One decoder layer of a cached step on the fused CPU kernels. `pending`,
-// when defined, is the previous layer's MLP output, not yet added to h: the
-// add runs in the same pass as this layer's first norm. Returns this layer's
-// MLP output (added by the next layer or the final norm).
-torch::Tensor cached_layer_fused(DecoderLayer& layer, torch::Tensor& h, const torch::Tensor& pending,
-                                 const torch::Tensor& cos, const torch::Tensor& sin, KvCache& cache, int64_t l,
-                                 const std::vector<CacheSegment>& segments, const StepPlan& plan) {
-  auto& attn = layer->self_attn;
+// The first half of a decoder layer of a fused cached step, on rows of h:
+// `pending`, when defined, is the previous layer's MLP output for these rows,
+// not yet added to h: the add runs in the same pass as this layer's first
+// norm. Sets q [n, Hq, D] and k/v [n, Hkv, D], RoPE applied.
+void layer_first_half(DecoderLayer& layer, torch::Tensor& h, const torch::Tensor& pending, const torch::Tensor& cos,
+                      const torch::Tensor& sin, torch::Tensor& q, torch::Tensor& k, torch::Tensor& v) {
   const auto& n1 = layer->input_layernorm;
   auto x = pending.defined() ? detail::add_rms_norm_(h, pending, n1->weight, n1->eps)
                              : detail::rms_norm(h, n1->weight, n1->eps);
-  torch::Tensor q, k, v;
-  project_fused(attn, x, cos, sin, q, k, v);
-  auto rows = cached_step_attention(q, k, v, cache.keys(l), cache.values(l), segments, plan, attn->kernel, true);
+  project_fused(layer->self_attn, x, cos, sin, q, k, v);
+}
+
+// The second half, on rows of h and their attention output `attended`
+// [n, Hq * D] (contiguous): the output product added to h, the norm and the
+// MLP. Returns the MLP output (added by the next layer or the final norm).
+torch::Tensor layer_second_half(DecoderLayer& layer, torch::Tensor& h, const torch::Tensor& attended) {
   const auto& n2 = layer->post_attention_layernorm;
-  x = detail::add_rms_norm_(h, dense_fused(attn->o_proj, rows.contiguous()).contiguous(), n2->weight, n2->eps);
+  auto x = detail::add_rms_norm_(h, dense_fused(layer->self_attn->o_proj, attended).contiguous(), n2->weight, n2->eps);
   auto& mlp = layer->mlp;
   return dense_fused(mlp->down_proj, detail::silu_mul(dense_fused(mlp->gate_proj, x).contiguous(),
                                                       dense_fused(mlp->up_proj, x).contiguous()));
+}
+
+// One decoder layer of a cached step on the fused CPU kernels, each op split
+// over the intra-op threads. `pending` as for layer_first_half. Returns this
+// layer's MLP output.
+torch::Tensor cached_layer_fused(DecoderLayer& layer, torch::Tensor& h, const torch::Tensor& pending,
+                                 const torch::Tensor& cos, const torch::Tensor& sin, KvCache& cache, int64_t l,
+                                 const std::vector<CacheSegment>& segments, const StepPlan& plan) {
+  torch::Tensor q, k, v;
+  layer_first_half(layer, h, pending, cos, sin, q, k, v);
+  auto attended =
+      cached_step_attention(q, k, v, cache.keys(l), cache.values(l), segments, plan, layer->self_attn->kernel, true);
+  return layer_second_half(layer, h, attended.contiguous());
 }
 
 // Rows per intra-op thread, at the least, for a fused CPU cached step to run
@@ -585,31 +600,23 @@ torch::Tensor cached_layer_rows(DecoderLayer& layer, torch::Tensor& h, const tor
   auto q = torch::empty({N, attn->num_heads, attn->head_dim}, h.options());
   auto& K = cache.keys(l);
   auto& V = cache.values(l);
-  const auto& n1 = layer->input_layernorm;
   over_row_ranges(N, parts, [&](int64_t r0, int64_t r1) {
     const int64_t n = r1 - r0;
     auto hr = h.narrow(0, r0, n);
-    auto x = pending.defined() ? detail::add_rms_norm_(hr, pending.narrow(0, r0, n), n1->weight, n1->eps)
-                               : detail::rms_norm(hr, n1->weight, n1->eps);
     torch::Tensor qr, kr, vr;
-    project_fused(attn, x, cos.narrow(0, r0, n), sin.narrow(0, r0, n), qr, kr, vr);
+    layer_first_half(layer, hr, pending.defined() ? pending.narrow(0, r0, n) : pending, cos.narrow(0, r0, n),
+                     sin.narrow(0, r0, n), qr, kr, vr);
     q.narrow(0, r0, n).copy_(qr);
     const std::vector<int64_t> slots(plan.host_slots.begin() + r0, plan.host_slots.begin() + r1);
     const std::vector<int64_t> positions(plan.host_positions.begin() + r0, plan.host_positions.begin() + r1);
     detail::kv_write(K, V, kr, vr, slots, positions);
   });
-  const auto rows = attend_step(q, K, V, segments, plan, attn->kernel, true).contiguous();
+  const auto attended = attend_step(q, K, V, segments, plan, attn->kernel, true).contiguous();
   auto out = torch::empty_like(h);  // this layer's MLP output
-  const auto& n2 = layer->post_attention_layernorm;
-  auto& mlp = layer->mlp;
   over_row_ranges(N, parts, [&](int64_t r0, int64_t r1) {
     const int64_t n = r1 - r0;
     auto hr = h.narrow(0, r0, n);
-    auto x = detail::add_rms_norm_(hr, dense_fused(attn->o_proj, rows.narrow(0, r0, n)).contiguous(), n2->weight,
-                                   n2->eps);
-    out.narrow(0, r0, n).copy_(dense_fused(
-        mlp->down_proj,
-        detail::silu_mul(dense_fused(mlp->gate_proj, x).contiguous(), dense_fused(mlp->up_proj, x).contiguous())));
+    out.narrow(0, r0, n).copy_(layer_second_half(layer, hr, attended.narrow(0, r0, n)));
   });
   return out;
 }

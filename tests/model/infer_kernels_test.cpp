@@ -189,7 +189,10 @@ TEST(FusedCachedForward, EveryKindOfStepEqualsTheAtenPath) {
 // path's (one thread) within float rounding, for every layout, at 2 and 3
 // threads.
 TEST(FusedCachedForward, StepsSplitByRowsEqualTheAtenAndUnsplitPaths) {
-  const int threads_before = at::get_num_threads();
+  struct RestoreThreads {  // also when an ASSERT returns early
+    int n = at::get_num_threads();
+    ~RestoreThreads() { at::set_num_threads(n); }
+  } restore;
   for (const std::string type : {"qwen2", "qwen3", "llama"}) {
     for (int threads : {2, 3}) {
       auto a = tiny_args(type);
@@ -233,7 +236,6 @@ TEST(FusedCachedForward, StepsSplitByRowsEqualTheAtenAndUnsplitPaths) {
       }
     }
   }
-  at::set_num_threads(threads_before);
 }
 
 // A fused step of more rows than one block (512): the step runs block after
